@@ -1,0 +1,50 @@
+"""Helpers for "Attention, step by step".
+
+Each notebook ends by exporting the block it built; later notebooks import it from here:
+
+    from helpers import scaled_dot_product_attention, MultiHeadAttention, Transformer
+"""
+
+from .attention import (
+    KVCache,
+    MultiHeadAttention,
+    causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+    target_mask,
+)
+from .data import CharTokenizer, date_splits
+from .decoding import beam_search, greedy_decode
+from .efficient import online_softmax, tiled_attention
+from .env import environment_report, get_device, in_colab, seed_everything
+from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
+from .positional import PositionalEncoding, sinusoidal_positional_encoding
+from .transformer import Transformer
+
+__all__ = [
+    "CharTokenizer",
+    "Decoder",
+    "DecoderCache",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "FeedForward",
+    "KVCache",
+    "MultiHeadAttention",
+    "PositionalEncoding",
+    "Transformer",
+    "beam_search",
+    "causal_mask",
+    "date_splits",
+    "environment_report",
+    "get_device",
+    "greedy_decode",
+    "in_colab",
+    "online_softmax",
+    "padding_mask",
+    "scaled_dot_product_attention",
+    "seed_everything",
+    "sinusoidal_positional_encoding",
+    "target_mask",
+    "tiled_attention",
+]

@@ -1,0 +1,1 @@
+"""Exercise checkers, one module per notebook (``from helpers.exercises import nb04``)."""

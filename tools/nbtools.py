@@ -1,0 +1,150 @@
+"""Notebook maintenance: re-execute notebooks in place, and derive badges and Colab cells.
+
+    python tools/nbtools.py execute [NOTEBOOK ...]   # all notebooks when none are given
+    python tools/nbtools.py sync [NOTEBOOK ...]      # rewrite badges + Colab cell from pyproject.toml
+
+`execute` runs each notebook top to bottom in a fresh kernel from its own folder and saves it
+without per-cell timing metadata or widget state, so an unchanged notebook re-saves byte-identical.
+Use `python3 tasks.py execute ...`, which runs this inside the project's virtual environment.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIRS = ("notebooks", "solutions")
+COLAB_MARKER = "# Colab setup"
+
+
+def all_notebooks() -> list[Path]:
+    return sorted(p for d in NOTEBOOK_DIRS for p in (ROOT / d).glob("*.ipynb"))
+
+
+def repo_location() -> tuple[str, str]:
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["attention-tutorial"]
+    return conf["repository"], conf["branch"]
+
+
+def rel(path: Path) -> str:
+    return path.resolve().relative_to(ROOT).as_posix()
+
+
+def badge_line(path: Path) -> str:
+    repo, branch = repo_location()
+    p = rel(path)
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{p}"
+    binder = f"https://mybinder.org/v2/gh/{repo}/{branch}?labpath={p.replace('/', '%2F')}"
+    return (
+        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}) "
+        f"[![Binder](https://mybinder.org/badge_logo.svg)]({binder})"
+    )
+
+
+def colab_cell_source(path: Path) -> str:
+    repo, branch = repo_location()
+    folder = rel(path).split("/")[0]
+    return f'''{COLAB_MARKER}: on Colab this fetches the tutorial and installs its helpers; elsewhere it does nothing.
+import sys
+
+if "google.colab" in sys.modules:
+    import importlib
+    import os
+    import subprocess
+
+    REPO, BRANCH, HOME = "{repo}", "{branch}", "/content/attention-tutorial"
+    if not os.path.isdir(HOME):
+        subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", BRANCH,
+                        f"https://github.com/{{REPO}}.git", HOME], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", HOME], check=True)
+    importlib.invalidate_caches()
+    os.chdir(f"{{HOME}}/{folder}")  # so that ../imgs and saved files resolve as in the repository
+    from google.colab import output
+
+    output.enable_custom_widget_manager()'''
+
+
+def sync(path: Path) -> bool:
+    """Make the badge line and the Colab cell of one notebook match pyproject.toml."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    before = nbformat.writes(nb)
+    first = nb.cells[0]
+    if first.cell_type != "markdown" or not first.source.startswith("# "):
+        raise SystemExit(f"{rel(path)}: the first cell must be markdown starting with '# Title'")
+    lines = [ln for ln in first.source.split("\n") if "colab-badge.svg" not in ln]
+    rest = lines[1:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    first.source = "\n".join([lines[0], "", badge_line(path), "", *rest]).rstrip("\n")
+    cell = nb.cells[1] if len(nb.cells) > 1 else None
+    if cell is None or cell.cell_type != "code" or not cell.source.startswith(COLAB_MARKER):
+        cell = nbformat.v4.new_code_cell()
+        nb.cells.insert(1, cell)
+    cell.source = colab_cell_source(path)
+    cell.metadata = {}
+    after = nbformat.writes(nb)
+    if after != before:
+        nbformat.write(nb, path)
+        return True
+    return False
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def clean(nb) -> None:
+    """Drop what changes on every run: timings, widget state, random widget model ids."""
+    nb.metadata.pop("widgets", None)
+    for i, cell in enumerate(nb.cells):
+        cell.metadata.pop("execution", None)
+        if cell.cell_type != "code":
+            continue
+        cell.metadata.pop("collapsed", None)
+        cell.metadata.pop("scrolled", None)
+        for j, out in enumerate(cell.get("outputs", [])):
+            view = out.get("data", {}).get(WIDGET_VIEW)
+            if view and "model_id" in view:
+                # The state behind the id is not stored anyway: a stable id keeps re-runs identical.
+                view["model_id"] = f"{i:016x}{j:016x}"
+
+
+def execute(path: Path) -> float:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    clean(nb)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                 "name": "python3"}
+    start = time.perf_counter()
+    client = NotebookClient(nb, kernel_name="python3", timeout=600, record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    elapsed = time.perf_counter() - start
+    clean(nb)
+    nb.metadata.get("language_info", {}).pop("version", None)  # differs between patch releases
+    nbformat.write(nb, path)
+    return elapsed
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"execute", "sync"}:
+        print(__doc__)
+        return 2
+    paths = [Path(a).resolve() for a in argv[1:]] or all_notebooks()
+    for p in paths:
+        if argv[0] == "sync":
+            print(f"{'updated' if sync(p) else 'unchanged'}: {rel(p)}")
+        else:
+            print(f"executing {rel(p)} ...", end=" ", flush=True)
+            print(f"{execute(p):.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
