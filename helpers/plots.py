@@ -9,7 +9,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import torch
 
-__all__ = ["attention_heatmap", "use_tutorial_style"]
+__all__ = ["attention_heatmap", "use_tutorial_style", "weight_bars"]
 
 STYLE = {
     "figure.dpi": 80,  # small PNGs keep the notebooks under 1 MB
@@ -80,4 +80,45 @@ def attention_heatmap(
                         color="black" if v > 0.6 * hi else "white")
     if colorbar:
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return fig
+
+
+def weight_bars(
+    weights,
+    labels: Sequence[str] | None = None,
+    ax: plt.Axes | None = None,
+    title: str | None = None,
+    xlabel: str = "key (attended to)",
+    ylabel: str = "attention weight",
+    ylim: tuple[float, float] | None = (0.0, 1.0),
+    annotate: bool = True,
+    color: str = "#31688e",  # a viridis blue
+) -> plt.Figure:
+    """Bar chart of one row of attention weights (or any 1-D values): one bar per key.
+
+    Bars are labelled with the tokens and, when ``annotate``, with their values (2 decimals).
+    ``ylim=(0, 1)`` by default so that charts of weights can be compared by eye; pass ``None``
+    for values outside [0, 1] (scores, for instance). Returns the Figure.
+    """
+    w = torch.as_tensor(weights).detach().to("cpu", torch.float32)
+    if w.dim() != 1:
+        raise ValueError(f"weight_bars expects a 1-D vector of weights, got shape {tuple(w.shape)}")
+    n = w.shape[0]
+    if labels is not None and len(labels) != n:
+        raise ValueError(f"labels has {len(labels)} entries but there are {n} weights")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.2 + 0.6 * max(n, 3), 2.6))
+    fig = ax.figure
+    names = list(labels) if labels is not None else [str(i) for i in range(n)]
+    bars = ax.bar(range(n), w.numpy(), color=color)
+    ax.set_xticks(range(n), names)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    if title:
+        ax.set_title(title)
+    if annotate:
+        ax.bar_label(bars, labels=[f"{float(v):.2f}" for v in w], fontsize=8, padding=2)
     return fig
