@@ -2,6 +2,7 @@
 
     python tools/nbtools.py execute [NOTEBOOK ...]   # all notebooks when none are given
     python tools/nbtools.py sync [NOTEBOOK ...]      # rewrite badges + Colab cell from pyproject.toml
+                                                     # (with no NOTEBOOK: every notebook and README.md)
 
 `execute` runs each notebook top to bottom in a fresh kernel from its own folder and saves it
 without per-cell timing metadata or widget state, so an unchanged notebook re-saves byte-identical.
@@ -10,6 +11,7 @@ Use `python3 tasks.py execute ...`, which runs this inside the project's virtual
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import tomllib
@@ -42,6 +44,29 @@ def badge_line(path: Path) -> str:
         f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}) "
         f"[![Binder](https://mybinder.org/badge_logo.svg)]({binder})"
     )
+
+
+README_BADGES = re.compile(
+    r"\[!\[Open In Colab\]\([^)\s]*\)\]\([^)\s]*?/blob/[^/)\s]+/(?P<path>[^)\s]+?\.ipynb)\) "
+    r"\[!\[Binder\]\([^)\s]*\)\]\([^)\s]*\)"
+)
+CLONE_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+?\.git\b")
+
+
+def synced_readme(text: str) -> str:
+    """README text with every badge pair and `git clone` URL re-derived from pyproject.toml."""
+    repo, _ = repo_location()
+    text = README_BADGES.sub(lambda m: badge_line(ROOT / m.group("path")), text)
+    return CLONE_URL.sub(f"https://github.com/{repo}.git", text)
+
+
+def sync_readme() -> bool:
+    path = ROOT / "README.md"
+    before = path.read_text(encoding="utf-8")
+    after = synced_readme(before)
+    if after != before:
+        path.write_text(after, encoding="utf-8")
+    return after != before
 
 
 def colab_cell_source(path: Path) -> str:
@@ -137,6 +162,12 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     paths = [Path(a).resolve() for a in argv[1:]] or all_notebooks()
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        print(f"no such notebook: {', '.join(missing)}")
+        return 2
+    if argv[0] == "sync" and len(argv) == 1:
+        print(f"{'updated' if sync_readme() else 'unchanged'}: README.md")
     for p in paths:
         if argv[0] == "sync":
             print(f"{'updated' if sync(p) else 'unchanged'}: {rel(p)}")
