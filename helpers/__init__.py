@@ -18,7 +18,7 @@ from .decoding import beam_search, greedy_decode
 from .efficient import online_softmax, tiled_attention
 from .env import environment_report, get_device, in_colab, seed_everything
 from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
-from .positional import PositionalEncoding, sinusoidal_positional_encoding
+from .positional import PositionalEncoding, apply_rope, sinusoidal_positional_encoding
 from .transformer import Transformer
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "MultiHeadAttention",
     "PositionalEncoding",
     "Transformer",
+    "apply_rope",
     "beam_search",
     "causal_mask",
     "date_splits",

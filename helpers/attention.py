@@ -25,7 +25,7 @@ __all__ = [
 
 
 def _shape(t: torch.Tensor) -> str:
-    return "(" + ", ".join(str(s) for s in t.shape) + ")"
+    return str(tuple(t.shape))  # "(3,)", "(2, 5, 8)"
 
 
 def check_mask(mask: torch.Tensor, scores_shape: torch.Size | tuple[int, ...]) -> None:

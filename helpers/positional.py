@@ -1,11 +1,11 @@
-"""Sinusoidal positional encoding (notebook 06)."""
+"""Sinusoidal positional encoding and rotary position embedding (notebook 06)."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-__all__ = ["PositionalEncoding", "sinusoidal_positional_encoding"]
+__all__ = ["PositionalEncoding", "apply_rope", "sinusoidal_positional_encoding"]
 
 
 def sinusoidal_positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -47,3 +47,34 @@ class PositionalEncoding(nn.Module):
                 f"max_len={self.max_len} of this PositionalEncoding; build it with a larger max_len"
             )
         return self.dropout(x + self.pe[start : start + length])  # (B, L, d_model)
+
+
+def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
+    """Rotary position embedding (RoPE): rotate each pair (x[..., 2i], x[..., 2i+1]) of the
+    vectors in ``x`` (..., L, d) by the angle pos * base^(-2i/d), where pos is the row's position.
+
+    ``positions`` (L,) defaults to 0 .. L-1. Apply it to queries and keys (not values): the score
+    q_m . k_n then depends on the positions only through the offset m - n.
+    """
+    if x.dim() < 2:
+        raise ValueError(f"apply_rope expects x of shape (..., L, d), got {tuple(x.shape)}")
+    length, d = x.shape[-2], x.shape[-1]
+    if d % 2 != 0:
+        raise ValueError(
+            f"RoPE rotates pairs of dimensions, so the last dimension must be even; got d={d} "
+            f"in x of shape {tuple(x.shape)}"
+        )
+    if positions is None:
+        positions = torch.arange(length, device=x.device)
+    positions = torch.as_tensor(positions, device=x.device)
+    if positions.shape != (length,):
+        raise ValueError(
+            f"positions must have shape (L,) = ({length},) to match x {tuple(x.shape)}, "
+            f"got {tuple(positions.shape)}"
+        )
+    inv_freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)  # (d/2,)
+    angle = positions.to(torch.float32)[:, None] * inv_freq  # (L, d/2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., L, d/2) each
+    rotated = torch.stack([x_even * cos - x_odd * sin, x_even * sin + x_odd * cos], dim=-1)
+    return rotated.flatten(-2)  # (..., L, d): the pairs interleaved back in place

@@ -311,3 +311,155 @@ def position_explorer(pe):
         position=widgets.IntSlider(value=0, min=0, max=max_len - 1, description="position"),
         dimension=widgets.IntSlider(value=0, min=0, max=d_model - 1, description="dimension"),
     )
+
+
+# --- Notebooks 03-06: mask explorer (04), head picker (05), position/dimension explorer (06) ---
+# Imports are local to each function so that this section stays self-contained.
+
+MASK_KINDS = ("none", "causal", "padding", "causal + padding")
+
+
+def build_mask(kind: str, length: int, n_pad: int = 0):
+    """(length, length) boolean mask, True = may attend, for one sequence whose last ``n_pad``
+    tokens are padding. ``kind`` is one of MASK_KINDS."""
+    import torch
+
+    if kind not in MASK_KINDS:
+        raise ValueError(f"kind must be one of {MASK_KINDS}, got {kind!r}")
+    if length < 1:
+        raise ValueError(f"length must be >= 1, got {length}")
+    if not 0 <= n_pad <= length:
+        raise ValueError(f"n_pad must be between 0 and length={length}, got {n_pad}")
+    mask = torch.ones(length, length, dtype=torch.bool)
+    if "causal" in kind:
+        mask = mask.tril()
+    if "padding" in kind:
+        mask[:, length - n_pad :] = False  # nobody attends to a padding key
+    return mask
+
+
+def mask_explorer_figure(kind: str, length: int = 6, n_pad: int = 2, seed: int = 0):
+    """Two panels: the mask (1 = may attend) and the attention weights it produces for random
+    queries and keys (seeded). Rows with nothing to attend to get all-zero weights."""
+    import matplotlib.pyplot as plt
+    import torch
+
+    from .attention import scaled_dot_product_attention
+    from .plots import attention_heatmap
+
+    mask = build_mask(kind, length, n_pad)
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(length, 4, generator=g), torch.randn(length, 4, generator=g)  # (L, 4)
+    _, weights = scaled_dot_product_attention(q, k, k, mask=mask)  # (L, L)
+    labels = [f"t{i}" if i < length - n_pad or "padding" not in kind else "PAD" for i in range(length)]
+    fig, (ax_m, ax_w) = plt.subplots(1, 2, figsize=(2.0 + 1.1 * length, 0.8 + 0.45 * length))
+    attention_heatmap(mask.float(), labels, labels, ax=ax_m, title=f"mask: {kind} (1 = may attend)",
+                      cmap="cividis", vmax=1.0, colorbar=False)
+    attention_heatmap(weights, labels, labels, ax=ax_w, title="attention weights", vmax=1.0)
+    fig.tight_layout()
+    return fig
+
+
+def mask_explorer(length: int = 6, n_pad: int = 2):
+    """Widget: choose the mask kind, the sequence length and how many tokens are padding."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    def show(kind, length, n_pad):
+        if n_pad > length:
+            msg = f"n_pad={n_pad} is larger than the sequence length {length}: lower it."
+            print(msg)
+            return msg
+        fig = mask_explorer_figure(kind, length, n_pad)
+        plt.show()
+        return fig
+
+    return widgets.interactive(
+        show,
+        kind=widgets.Dropdown(options=MASK_KINDS, value="causal", description="mask"),
+        length=widgets.IntSlider(value=length, min=1, max=10, description="length"),
+        n_pad=widgets.IntSlider(value=n_pad, min=0, max=10, description="padding"),
+    )
+
+
+def head_heatmap_figure(weights, head, tokens=None):
+    """Heatmap of one head's weights from ``weights`` (num_heads, Lq, Lk); ``head`` is an index
+    or "mean" (the average over heads)."""
+    import torch
+
+    from .plots import attention_heatmap
+
+    w = torch.as_tensor(weights).detach().cpu()
+    if w.dim() != 3:
+        raise ValueError(f"weights must have shape (num_heads, Lq, Lk), got {tuple(w.shape)}")
+    if head == "mean":
+        return attention_heatmap(w.mean(0), tokens, tokens, title=f"mean over {w.shape[0]} heads",
+                                 vmax=1.0)
+    if not isinstance(head, int) or not 0 <= head < w.shape[0]:
+        raise ValueError(f"head must be an int in 0..{w.shape[0] - 1} or 'mean', got {head!r}")
+    return attention_heatmap(w[head], tokens, tokens, title=f"head {head}", vmax=1.0)
+
+
+def head_picker(weights, tokens=None):
+    """Widget: pick a head (or their mean) and see its attention weights."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    n_heads = len(weights)
+    options = [(f"head {h}", h) for h in range(n_heads)] + [("mean", "mean")]
+
+    def show(head):
+        fig = head_heatmap_figure(weights, head, tokens)
+        plt.show()
+        return fig
+
+    return widgets.interactive(show, head=widgets.Dropdown(options=options, value=0, description="head"))
+
+
+def position_dimension_figure(pe, position: int, dimension: int):
+    """Three panels for a positional-encoding table ``pe`` (max_len, d_model): the table with the
+    chosen position (row) and dimension (column) outlined; the chosen dimension along every
+    position (a wave); the vector of the chosen position (bars)."""
+    import matplotlib.pyplot as plt
+    import torch
+
+    pe = torch.as_tensor(pe).detach().cpu()
+    max_len, d_model = pe.shape
+    if not 0 <= position < max_len:
+        raise ValueError(f"position must be in 0..{max_len - 1}, got {position}")
+    if not 0 <= dimension < d_model:
+        raise ValueError(f"dimension must be in 0..{d_model - 1}, got {dimension}")
+    fig, (ax_t, ax_c, ax_r) = plt.subplots(1, 3, figsize=(12, 3.2))
+    im = ax_t.imshow(pe.numpy(), cmap="viridis", aspect="auto", vmin=-1, vmax=1)
+    ax_t.axhline(position, color="white", linewidth=1.5)
+    ax_t.axvline(dimension, color="orange", linewidth=1.5)
+    ax_t.set(xlabel="dimension", ylabel="position", title="PE table")
+    fig.colorbar(im, ax=ax_t, fraction=0.046, pad=0.04)
+    kind = "sin" if dimension % 2 == 0 else "cos"
+    ax_c.plot(range(max_len), pe[:, dimension].numpy(), color="#31688e")
+    ax_c.plot([position], [float(pe[position, dimension])], "o", color="orange")
+    ax_c.set(xlabel="position", ylabel="value", ylim=(-1.1, 1.1),
+             title=f"dimension {dimension} ({kind}) over positions")
+    ax_r.bar(range(d_model), pe[position].numpy(), color="#35b779")
+    ax_r.set(xlabel="dimension", ylabel="value", ylim=(-1.1, 1.1), title=f"vector of position {position}")
+    fig.tight_layout()
+    return fig
+
+
+def position_explorer(pe):
+    """Widget: sliders over position and dimension of a positional-encoding table (max_len, d)."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    max_len, d_model = pe.shape
+
+    def show(position, dimension):
+        fig = position_dimension_figure(pe, position, dimension)
+        plt.show()
+        return fig
+
+    return widgets.interactive(
+        show,
+        position=widgets.IntSlider(value=0, min=0, max=max_len - 1, description="position"),
+        dimension=widgets.IntSlider(value=0, min=0, max=d_model - 1, description="dimension"),
+    )

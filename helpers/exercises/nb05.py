@@ -1,0 +1,44 @@
+"""Checkers for the exercises of notebook 05 (multi-head attention)."""
+
+from __future__ import annotations
+
+import torch
+
+from ._common import call, checker
+
+__all__ = ["check_mha_param_count", "check_split_heads"]
+
+
+@checker("Exercise 1 (split the heads)")
+def check_split_heads(fn):
+    """``fn(x, num_heads)``: (B, L, d_model) -> (B, num_heads, L, d_model // num_heads)."""
+    x = torch.arange(2 * 3 * 8, dtype=torch.float32).reshape(2, 3, 8)  # (B, L, d_model)
+    got = call(fn, x, 4)
+    assert isinstance(got, torch.Tensor), f"return a tensor, got {type(got).__name__}"
+    assert got.shape == (2, 4, 3, 2), f"expected (B, h, L, d_k) = (2, 4, 3, 2), got {tuple(got.shape)}"
+    if torch.equal(got, x.reshape(2, 4, 3, 2)):
+        raise AssertionError(
+            "right shape, wrong numbers: a plain reshape to (B, h, L, d_k) mixes tokens into heads. "
+            "Reshape to (B, L, h, d_k) first, then swap L and h with transpose(1, 2)"
+        )
+    want = x.view(2, 3, 4, 2).transpose(1, 2)
+    assert torch.equal(got, want), "head h of token t must hold x[b, t, h*d_k:(h+1)*d_k]"
+
+
+def _count(d_model: int, bias: bool) -> int:
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+@checker("Exercise 2 (parameter count)")
+def check_mha_param_count(fn):
+    """``fn(d_model, num_heads, bias)`` -> number of parameters of MultiHeadAttention."""
+    for d_model, heads, bias in ((8, 2, True), (64, 8, True), (64, 4, False), (512, 8, True)):
+        got = call(fn, d_model, heads, bias)
+        want = _count(d_model, bias)
+        if got == 3 * d_model * d_model + (3 * d_model if bias else 0):
+            raise AssertionError("you counted W_q, W_k and W_v: do not forget the output projection W_o")
+        if bias and got == 4 * d_model * d_model:
+            raise AssertionError("you forgot the biases: each of the 4 projections has d_model of them")
+        if got == want // heads or got == want * heads:
+            raise AssertionError("the count does not depend on the number of heads: the heads share d_model")
+        assert got == want, f"param count for d_model={d_model}, num_heads={heads}, bias={bias}: got {got}, expected {want}"
