@@ -9,7 +9,17 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import torch
 
-__all__ = ["attention_heatmap", "use_tutorial_style", "weight_bars"]
+__all__ = [
+    "attention_heatmap",
+    "cost_plot",
+    "cross_attention_grid",
+    "grad_norm_lines",
+    "lr_schedule_plot",
+    "online_softmax_figure",
+    "training_curves",
+    "use_tutorial_style",
+    "weight_bars",
+]
 
 STYLE = {
     "figure.dpi": 80,  # small PNGs keep the notebooks under 1 MB
@@ -90,15 +100,16 @@ def weight_bars(
     title: str | None = None,
     xlabel: str = "key (attended to)",
     ylabel: str = "attention weight",
-    ylim: tuple[float, float] | None = (0.0, 1.0),
+    ylim: tuple[float, float] | None = (0.0, 1.1),
     annotate: bool = True,
     color: str = "#31688e",  # a viridis blue
 ) -> plt.Figure:
     """Bar chart of one row of attention weights (or any 1-D values): one bar per key.
 
     Bars are labelled with the tokens and, when ``annotate``, with their values (2 decimals).
-    ``ylim=(0, 1)`` by default so that charts of weights can be compared by eye; pass ``None``
-    for values outside [0, 1] (scores, for instance). Returns the Figure.
+    ``ylim=(0, 1.1)`` by default (room for the value labels) so that charts of weights can be
+    compared by eye; pass ``None`` for values outside [0, 1] (scores, for instance).
+    Returns the Figure.
     """
     w = torch.as_tensor(weights).detach().to("cpu", torch.float32)
     if w.dim() != 1:
@@ -121,4 +132,172 @@ def weight_bars(
         ax.set_title(title)
     if annotate:
         ax.bar_label(bars, labels=[f"{float(v):.2f}" for v in w], fontsize=8, padding=2)
+    return fig
+
+
+# --- Notebook 07: gradient norms per layer, post-LN vs pre-LN --------------------------------
+LINE_STYLES = {"post-LN": ("#440154", "o-"), "pre-LN": ("#21918c", "s--")}  # viridis ends
+
+
+def grad_norm_lines(
+    series: dict[str, Sequence[float]],
+    x: Sequence[float] | None = None,
+    xlabel: str = "layer (1 = nearest the input)",
+    ylabel: str = "gradient norm",
+    title: str | None = None,
+    ax: plt.Axes | None = None,
+) -> plt.Figure:
+    """One line per entry of ``series`` ({label: values}) against ``x`` (default 1..N).
+
+    Labels "post-LN" and "pre-LN" get fixed colours and markers (also told apart without colour).
+    Returns the Figure.
+    """
+    if not series:
+        raise ValueError("grad_norm_lines needs at least one series")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 3.2))
+    fig = ax.figure
+    for label, values in series.items():
+        values = [float(v) for v in values]
+        xs = list(x) if x is not None else list(range(1, len(values) + 1))
+        if len(xs) != len(values):
+            raise ValueError(f"series {label!r} has {len(values)} values but x has {len(xs)}")
+        colour, fmt = LINE_STYLES.get(label, (None, "o-"))
+        ax.plot(xs, values, fmt, color=colour, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+# ---- notebook 11: cost of attention, online softmax -------------------------------------------
+
+
+def cost_plot(lengths, series: dict, ylabel: str, ax: plt.Axes | None = None,
+              title: str | None = None) -> plt.Figure:
+    """Log-log plot of costs against sequence length, one line per entry of ``series``
+    (label -> values); each legend entry gives the fitted slope, the exponent p in cost ~ T**p."""
+    from .efficient import loglog_slope
+
+    lengths = [float(t) for t in lengths]
+    for label, values in series.items():
+        if len(values) != len(lengths):
+            raise ValueError(f"series {label!r} has {len(values)} values for {len(lengths)} lengths")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5, 3.6))
+    fig = ax.figure
+    markers = "osD^v"
+    colors = mpl.colormaps["viridis"]([0.15, 0.65, 0.9, 0.4, 0.8])
+    for i, (label, values) in enumerate(series.items()):
+        slope = loglog_slope(lengths, values)
+        ax.plot(lengths, [float(v) for v in values], marker=markers[i % 5],
+                color=colors[i % 5], label=f"{label} (slope {slope:.2f})")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def online_softmax_figure(x, block_size: int) -> plt.Figure:
+    """Online softmax of a 1-D ``x`` block by block: top, the values (blocks shaded alternately)
+    and the running max m after each block; bottom, the running sum l after each block."""
+    from .efficient import online_softmax_steps
+
+    x = torch.as_tensor(x).detach().to("cpu", torch.float64)
+    steps = online_softmax_steps(x, block_size)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 4.4), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 2]})
+    idx = range(x.numel())
+    top.bar(idx, x.tolist(), color=mpl.colormaps["viridis"](0.35), label="x")
+    for i, s in enumerate(steps):
+        if i % 2 == 0:
+            top.axvspan(s["start"] - 0.5, s["stop"] - 0.5, color="0.9", zorder=0)
+            bottom.axvspan(s["start"] - 0.5, s["stop"] - 0.5, color="0.9", zorder=0)
+    top.hlines([s["max"] for s in steps], [s["start"] - 0.5 for s in steps],
+               [s["stop"] - 0.5 for s in steps], colors=[mpl.colormaps["viridis"](0.85)],
+               lw=2, label="running max m after the block")
+    top.set_ylabel("value")
+    top.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
+    fig.suptitle(f"online softmax, block_size={block_size}: {len(steps)} blocks")
+    bottom.bar([(s["start"] + s["stop"] - 1) / 2 for s in steps], [s["sum"] for s in steps],
+               width=[s["stop"] - s["start"] - 0.2 for s in steps],
+               color=mpl.colormaps["viridis"](0.6))
+    bottom.set_ylabel("running sum l")
+    bottom.set_xlabel("position in x (blocks shaded)")
+    bottom.set_xticks(list(idx))
+    fig.tight_layout()
+    return fig
+
+
+# --- Notebook 10: training curves, learning-rate schedule, cross-attention grid --------------
+def training_curves(history: dict, ax=None) -> plt.Figure:
+    """Two panels: training loss per logged step, and validation exact-match accuracy
+    (``history["val_acc"]``, logged at ``history["step"]``) when present."""
+    has_acc = bool(history.get("val_acc"))
+    if ax is None:
+        fig, axes = plt.subplots(1, 2 if has_acc else 1, figsize=(9 if has_acc else 4.5, 3.2),
+                                 squeeze=False)
+        axes = list(axes[0])
+    else:
+        axes, fig = list(ax), ax[0].figure
+    axes[0].plot(history["step"], history["loss"], marker="o", ms=3, color="#0072B2")
+    axes[0].set_xlabel("training step")
+    axes[0].set_ylabel("loss (label-smoothed cross-entropy)")
+    axes[0].set_title("training loss")
+    if has_acc:
+        axes[1].plot(history["step"], history["val_acc"], marker="o", ms=3, color="#D55E00")
+        axes[1].set_xlabel("training step")
+        axes[1].set_ylabel("exact-match accuracy (validation)")
+        axes[1].set_ylim(0, 1.02)
+        axes[1].set_title("validation accuracy, greedy decoding")
+    fig.tight_layout()
+    return fig
+
+
+def lr_schedule_plot(lrs: Sequence[float], warmup_steps: int | None = None, ax=None) -> plt.Figure:
+    """The learning rate at every step; a dotted line marks the end of the warm-up."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5, 3))
+    fig = ax.figure
+    ax.plot(range(len(lrs)), list(lrs), color="#0072B2")
+    if warmup_steps:
+        ax.axvline(warmup_steps, color="gray", ls=":", label=f"end of warm-up (step {warmup_steps})")
+        ax.legend()
+    ax.set_xlabel("training step")
+    ax.set_ylabel("learning rate")
+    ax.set_title("warm-up, then cosine decay")
+    fig.tight_layout()
+    return fig
+
+
+def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequence[str],
+                         title: str | None = None) -> plt.Figure:
+    """One heatmap per decoder layer (rows) and head (columns). ``weights`` is a list (one per
+    layer) of (num_heads, Lt, Ls) tensors; x ticks are source characters, y ticks output tokens."""
+    n_layers, n_heads = len(weights), int(torch.as_tensor(weights[0]).shape[0])
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=(2.6 * n_heads, 2.4 * n_layers),
+                             squeeze=False)
+    src_ticks = [repr(c)[1:-1] if c != " " else "␣" for c in src_labels]
+    for layer in range(n_layers):
+        w = torch.as_tensor(weights[layer]).detach().cpu()
+        for head in range(n_heads):
+            ax = axes[layer][head]
+            attention_heatmap(w[head], src_ticks, list(out_labels), ax=ax, colorbar=False,
+                              annotate=False, vmax=1.0, xlabel="", ylabel="",
+                              title=f"layer {layer}, head {head}")
+            ax.tick_params(labelsize=7, rotation=0)
+            ax.tick_params(axis="x", labelsize=6)
+        axes[layer][0].set_ylabel("output")
+    for ax in axes[-1]:
+        ax.set_xlabel("source")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
     return fig
