@@ -12,7 +12,31 @@ from torch import nn
 
 from .attention import KVCache, MultiHeadAttention
 
-__all__ = ["Decoder", "DecoderCache", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward"]
+__all__ = [
+    "Decoder",
+    "DecoderCache",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "FeedForward",
+    "layer_grad_norms",
+]
+
+
+def _check_x(name: str, x: torch.Tensor, d_model: int) -> None:
+    if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != d_model:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"{name} must have shape (B, L, d_model={d_model}), got {got}")
+
+
+def _check_layer_args(d_model, num_heads, d_ff):
+    if d_ff < 1:
+        raise ValueError(f"d_ff must be >= 1, got {d_ff}")
+    if num_heads < 1 or d_model % num_heads != 0:
+        raise ValueError(
+            f"d_model={d_model} is not divisible by num_heads={num_heads}: each head needs "
+            f"d_model / num_heads dimensions"
+        )
 
 
 class FeedForward(nn.Module):
@@ -20,6 +44,8 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
+        if d_model < 1 or d_ff < 1:
+            raise ValueError(f"d_model and d_ff must be >= 1, got d_model={d_model}, d_ff={d_ff}")
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = nn.ReLU()
         self.dropout = nn.Dropout(dropout)
@@ -34,6 +60,7 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
+        _check_layer_args(d_model, num_heads, d_ff)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
@@ -49,6 +76,7 @@ class EncoderLayer(nn.Module):
         return self.dropout2(self.feed_forward(x))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True):
+        _check_x("x", x, self.norm1.normalized_shape[0])
         if self.norm_first:  # pre-LN
             x = x + self._sa(self.norm1(x), mask, need_weights)
             return x + self._ff(self.norm2(x))
@@ -73,6 +101,7 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
+        _check_layer_args(d_model, num_heads, d_ff)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
@@ -94,6 +123,9 @@ class DecoderLayer(nn.Module):
         self_cache: KVCache | None = None,
         cross_cache: KVCache | None = None,
     ) -> torch.Tensor:
+        _check_x("x", x, self.norm1.normalized_shape[0])
+        _check_x("memory", memory, self.norm1.normalized_shape[0])
+
         def sa(h):
             out = self.self_attn(h, h, h, tgt_mask, need_weights=need_weights, cache=self_cache)
             return self.dropout1(out)
@@ -120,6 +152,8 @@ class Encoder(nn.Module):
 
     def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
+        if num_layers < 1:
+            raise ValueError(f"num_layers must be >= 1, got {num_layers}")
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first) for _ in range(num_layers)
         )
@@ -136,6 +170,8 @@ class Decoder(nn.Module):
 
     def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
+        if num_layers < 1:
+            raise ValueError(f"num_layers must be >= 1, got {num_layers}")
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first) for _ in range(num_layers)
         )
@@ -155,3 +191,45 @@ class Decoder(nn.Module):
             cross_cache = cache.cross_attn[i] if cache is not None else None
             x = layer(x, memory, tgt_mask, memory_mask, need_weights, self_cache, cross_cache)
         return x if self.norm is None else self.norm(x)  # (B, Lt, d_model)
+
+
+def layer_grad_norms(
+    num_layers: int,
+    norm_first: bool,
+    d_model: int = 32,
+    num_heads: int = 4,
+    d_ff: int = 128,
+    batch_size: int = 32,
+    seq_len: int = 16,
+    vocab_size: int = 32,
+    seeds: tuple[int, ...] = (0, 1, 2),
+) -> list[float]:
+    """Gradient norm of each layer's second feed-forward matrix (``feed_forward.linear2.weight``)
+    in a freshly initialised ``Encoder`` (Xavier-uniform matrices, dropout 0), notebook 07.
+
+    The loss is the cross-entropy of a linear read-out on random inputs against random labels,
+    i.e. what a model sees at its very first training step. Returns ``num_layers`` floats (layer 1
+    = nearest the input), each the mean over ``seeds``.
+    """
+    import torch.nn.functional as F
+
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    totals = torch.zeros(num_layers)
+    for seed in seeds:
+        gen = torch.Generator().manual_seed(seed)
+        torch.manual_seed(seed)
+        encoder = Encoder(num_layers, d_model, num_heads, d_ff, 0.0, norm_first)
+        head = nn.Linear(d_model, vocab_size)
+        for p in encoder.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        x = torch.randn(batch_size, seq_len, d_model, generator=gen)  # (B, L, d_model)
+        y = torch.randint(vocab_size, (batch_size, seq_len), generator=gen)  # (B, L)
+        logits = head(encoder(x))  # (B, L, vocab_size)
+        F.cross_entropy(logits.reshape(-1, vocab_size), y.reshape(-1)).backward()
+        totals += torch.stack([layer.feed_forward.linear2.weight.grad.norm()
+                               for layer in encoder.layers])
+    return (totals / len(seeds)).tolist()

@@ -53,9 +53,22 @@ class Transformer(nn.Module):
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
 
+    def _check_tokens(self, name: str, ids: torch.Tensor, vocab_size: int) -> None:
+        if not isinstance(ids, torch.Tensor) or ids.dim() != 2:
+            got = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
+            raise ValueError(f"{name} must be token ids of shape (B, L), got {got}")
+        if ids.dtype not in (torch.int64, torch.int32):
+            raise TypeError(f"{name} must hold integer token ids (torch.long), got {ids.dtype}")
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+            raise ValueError(
+                f"{name} holds ids in {int(ids.min())}..{int(ids.max())}, but the vocabulary has "
+                f"{vocab_size} tokens (ids 0..{vocab_size - 1})"
+            )
+
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None,
                need_weights: bool = True) -> torch.Tensor:
         """src (B, Ls) token ids -> memory (B, Ls, d_model)."""
+        self._check_tokens("src", src, self.src_embed.num_embeddings)
         x = self.pos(self.src_embed(src) * math.sqrt(self.d_model))  # (B, Ls, d_model)
         return self.encoder(x, src_mask, need_weights=need_weights)
 
@@ -73,6 +86,7 @@ class Transformer(nn.Module):
         With a ``cache``, ``tgt`` holds only the new tokens; their positions continue after the
         ones already in the cache, and no causal mask is needed (the past is all there is).
         """
+        self._check_tokens("tgt", tgt, self.tgt_embed.num_embeddings)
         start = 0 if cache is None else len(cache)
         y = self.pos(self.tgt_embed(tgt) * math.sqrt(self.d_model), start=start)  # (B, Lt, d_model)
         h = self.decoder(y, memory, tgt_mask, src_mask, need_weights=need_weights, cache=cache)

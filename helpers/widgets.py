@@ -463,3 +463,80 @@ def position_explorer(pe):
         position=widgets.IntSlider(value=0, min=0, max=max_len - 1, description="position"),
         dimension=widgets.IntSlider(value=0, min=0, max=d_model - 1, description="dimension"),
     )
+
+
+# --- Notebook 07: post-LN vs pre-LN gradient norms, depth slider ----------------------------
+def grad_norm_view(depth: int, ax=None):
+    """Per-layer gradient norms at initialisation (``helpers.layers.layer_grad_norms``) of a
+    post-LN and a pre-LN encoder of ``depth`` layers: a Figure, or a message for a bad depth."""
+    from .layers import layer_grad_norms
+    from .plots import grad_norm_lines
+
+    if not isinstance(depth, int) or not 1 <= depth <= 24:
+        return f"Cannot draw this: depth must be a whole number of layers in 1..24, got {depth!r}"
+    series = {"post-LN": layer_grad_norms(depth, norm_first=False),
+              "pre-LN": layer_grad_norms(depth, norm_first=True)}
+    return grad_norm_lines(series, ax=ax, ylabel="‖∇ W2‖ (feed-forward)",
+                           title=f"{depth}-layer encoder at initialisation")
+
+
+def grad_norm_widget(depth: int = 6):
+    """Widget: an IntSlider over the encoder depth and the post-LN / pre-LN gradient norms."""
+    import ipywidgets as widgets
+
+    slider = widgets.IntSlider(value=depth, min=1, max=16, description="layers",
+                               continuous_update=False)
+    out = widgets.Output()
+    slider.observe(lambda change: _show_view(out, grad_norm_view(change["new"])), names="value")
+    _show_view(out, grad_norm_view(slider.value))
+    return widgets.VBox([slider, out])
+
+
+# --- Notebook 08: cross-attention heatmap, layer and head picker ----------------------------
+def cross_attention_view(weights, layer, head, src_tokens=None, tgt_tokens=None, ax=None):
+    """Heatmap of cross-attention weights: ``weights`` is a list (one per decoder layer) of
+    (num_heads, Lt, Ls) tensors; ``head`` is an index or "mean". Rows are target (decoder)
+    positions, columns source (encoder) positions. A Figure, or a message for a bad choice."""
+    import torch
+
+    from .plots import attention_heatmap
+
+    n_layers = len(weights)
+    if not isinstance(layer, int) or not 0 <= layer < n_layers:
+        return f"Cannot draw this: layer must be in 0..{n_layers - 1}, got {layer!r}"
+    w = torch.as_tensor(weights[layer]).detach().cpu()
+    if w.dim() != 3:
+        return f"Cannot draw this: each layer's weights must be (num_heads, Lt, Ls), got {tuple(w.shape)}"
+    if head == "mean":
+        w2, name = w.mean(0), f"mean of {w.shape[0]} heads"
+    elif isinstance(head, int) and 0 <= head < w.shape[0]:
+        w2, name = w[head], f"head {head}"
+    else:
+        return f"Cannot draw this: head must be in 0..{w.shape[0] - 1} or 'mean', got {head!r}"
+    lt, ls = w2.shape
+    return attention_heatmap(w2, src_tokens, tgt_tokens, ax=ax, vmax=1.0,
+                             xlabel=f"source position (encoder memory, Ls = {ls})",
+                             ylabel=f"target position (decoder, Lt = {lt})",
+                             title=f"cross-attention, layer {layer}, {name}")
+
+
+def cross_attention_widget(weights, src_tokens=None, tgt_tokens=None):
+    """Widget: Dropdowns for the decoder layer and the head (or their mean)."""
+    import ipywidgets as widgets
+
+    n_heads = len(weights[0])
+    layer = widgets.Dropdown(options=[(f"layer {i}", i) for i in range(len(weights))], value=0,
+                             description="layer")
+    head = widgets.Dropdown(options=[(f"head {h}", h) for h in range(n_heads)] + [("mean", "mean")],
+                            value="mean", description="head")
+    out = widgets.Output()
+
+    def redraw(_=None):
+        _show_view(out, cross_attention_view(weights, layer.value, head.value, src_tokens,
+                                             tgt_tokens))
+
+    layer.observe(redraw, names="value")
+    head.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox([layer, head]), out])
+
