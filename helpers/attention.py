@@ -133,17 +133,41 @@ def target_mask(tgt: torch.Tensor, pad_id: int | None = None) -> torch.Tensor:
 class KVCache:
     """The keys and values one attention layer has computed so far (notebook 11).
 
-    ``static=True`` is for cross-attention: the keys and values come from the encoder's output,
-    are computed at the first step and then reused as they are.
+    ``update(k, v)`` takes this step's keys and values (B, h, L_new, d_k) and returns all of them
+    so far (B, h, L_past + L_new, d_k). ``static=True`` is for cross-attention: the keys and
+    values come from the encoder's output, are stored at the first step and then reused as they are.
     """
 
     def __init__(self, static: bool = False):
         self.static = static
         self.k: torch.Tensor | None = None  # (B, h, L, d_k)
-        self.v: torch.Tensor | None = None  # (B, h, L, d_k)
+        self.v: torch.Tensor | None = None  # (B, h, L, d_v)
 
     def __len__(self) -> int:
         return 0 if self.k is None else self.k.shape[-2]
+
+    def __repr__(self) -> str:
+        kind = "static, " if self.static else ""
+        return f"KVCache({kind}length={len(self)})"
+
+    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append k (B, h, L_new, d_k) and v (B, h, L_new, d_v); return everything cached."""
+        if k.dim() != 4 or v.dim() != 4 or k.shape[:3] != v.shape[:3]:
+            raise ValueError(
+                f"KVCache.update expects k (B, h, L_new, d_k) and v (B, h, L_new, d_v) with the "
+                f"same (B, h, L_new), got k {_shape(k)} and v {_shape(v)}"
+            )
+        if self.k is None:
+            self.k, self.v = k, v
+        elif not self.static:
+            if k.shape[:2] != self.k.shape[:2] or k.shape[-1] != self.k.shape[-1]:
+                raise ValueError(
+                    f"new keys {_shape(k)} do not match the cached keys {_shape(self.k)}: "
+                    "B, h and d_k must stay the same (start a new cache for a new batch)"
+                )
+            self.k = torch.cat([self.k, k], dim=2)  # (B, h, L_past + L_new, d_k)
+            self.v = torch.cat([self.v, v], dim=2)
+        return self.k, self.v
 
 
 class MultiHeadAttention(nn.Module):
@@ -182,17 +206,51 @@ class MultiHeadAttention(nn.Module):
         b, _, length, _ = x.shape
         return x.transpose(1, 2).reshape(b, length, self.d_model)
 
+    def _packed(self, x: torch.Tensor, *linears: nn.Linear, contiguous: bool = True):
+        """Apply several d_model -> d_model projections to the same x with ONE matmul.
+
+        x (B, L, d_model) -> one (B, h, L, d_k) tensor per linear. Stacking the weights gives a
+        (n * d_model, d_model) matrix; one big matmul is faster than n small ones, and the heads
+        come out contiguous, ready for the attention matmuls (``contiguous=False`` leaves them as
+        strided views, which the fused kernel reads directly).
+        """
+        weight = torch.cat([lin.weight for lin in linears])  # (n * d_model, d_model)
+        bias = None if linears[0].bias is None else torch.cat([lin.bias for lin in linears])
+        b, length, _ = x.shape
+        y = F.linear(x, weight, bias).view(b, length, len(linears), self.num_heads, self.d_k)
+        y = y.permute(2, 0, 3, 1, 4)  # (n, B, h, L, d_k)
+        return (y.contiguous() if contiguous else y).unbind(0)  # n x (B, h, L, d_k)
+
     def _project_kv(self, key, value, cache):
+        """Keys and values (B, h, Lk, d_k), through the cache when there is one."""
         if cache is not None and cache.static and cache.k is not None:
             return cache.k, cache.v  # cross-attention: the encoder's keys/values never change
-        k = self.split_heads(self.w_k(key))  # (B, h, Lk, d_k)
-        v = self.split_heads(self.w_v(value))  # (B, h, Lk, d_k)
-        if cache is not None:
-            if not cache.static and cache.k is not None:
-                k = torch.cat([cache.k, k], dim=2)  # (B, h, L_past + Lk, d_k)
-                v = torch.cat([cache.v, v], dim=2)
-            cache.k, cache.v = k, v
-        return k, v
+        if key is value:  # e.g. cross-attention to the encoder's output: one matmul for both
+            k, v = self._packed(key, self.w_k, self.w_v)
+        else:
+            k, v = self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value))
+        return (k, v) if cache is None else cache.update(k, v)
+
+    def _attend_with_weights(self, q, k, v, mask, dropout_p):
+        """scaled_dot_product_attention's result (equal up to rounding), with fewer big passes:
+        scale q (B, h, Lq, d_k) rather than the scores (B, h, Lq, Lk), mask them in place and fix
+        fully masked rows only when there are any."""
+        if mask is not None:
+            check_mask(mask, (*q.shape[:-1], k.shape[-2]))
+        scores = (q * (1.0 / math.sqrt(self.d_k))) @ k.transpose(-2, -1)  # (B, h, Lq, Lk)
+        if mask is not None:
+            scores.masked_fill_(~mask, float("-inf"))
+        if scores.requires_grad:  # autograd needs the scores kept apart from the weights
+            weights = torch.softmax(scores, dim=-1)  # (B, h, Lq, Lk)
+        else:  # inference: softmax in place, no second (B, h, Lq, Lk) buffer
+            weights = torch.softmax(scores, dim=-1, out=scores)
+        if mask is not None:
+            empty = ~mask.any(dim=-1, keepdim=True)  # rows with nothing to attend to
+            if empty.any():
+                weights = weights.masked_fill(empty, 0.0)  # zeros, not NaN
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        return weights @ v, weights  # (B, h, Lq, d_k), (B, h, Lq, Lk)
 
     def _check_inputs(self, query, key, value):
         for name, t in (("query", query), ("key", key), ("value", value)):
@@ -215,11 +273,17 @@ class MultiHeadAttention(nn.Module):
         cache: KVCache | None = None,
     ) -> torch.Tensor:
         self._check_inputs(query, key, value)
-        q = self.split_heads(self.w_q(query))  # (B, h, Lq, d_k)
-        k, v = self._project_kv(key, value, cache)  # (B, h, Lk, d_k) each
+        fresh = cache is None or not (cache.static and cache.k is not None)
+        if query is key and key is value and fresh:  # self-attention: one matmul for q, k, v
+            q, k, v = self._packed(query, self.w_q, self.w_k, self.w_v, contiguous=need_weights)
+            if cache is not None:
+                k, v = cache.update(k, v)  # (B, h, L_past + L, d_k)
+        else:
+            q = self.split_heads(self.w_q(query))  # (B, h, Lq, d_k)
+            k, v = self._project_kv(key, value, cache)  # (B, h, Lk, d_k) each
         p = self.dropout if self.training else 0.0
         if need_weights:
-            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)  # (B, h, Lq, d_k)
+            out, weights = self._attend_with_weights(q, k, v, mask, p)  # (B, h, Lq, d_k)
             self.attn_weights = weights.detach()  # (B, h, Lq, Lk)
         else:
             if mask is not None:

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import math
+import weakref
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from .attention import _check_qkv, check_mask
 
-__all__ = ["online_softmax", "tiled_attention"]
+__all__ = [
+    "count_flops",
+    "loglog_slope",
+    "median_time",
+    "online_softmax",
+    "online_softmax_steps",
+    "ops_called",
+    "peak_memory",
+    "tiled_attention",
+]
 
 
 def online_softmax(x: torch.Tensor, dim: int = -1, block_size: int = 128) -> torch.Tensor:
@@ -17,6 +29,11 @@ def online_softmax(x: torch.Tensor, dim: int = -1, block_size: int = 128) -> tor
     Equal to ``torch.softmax(x, dim)``. Each new block may raise the running max m; the sum
     collected so far is then rescaled by exp(m_old - m_new).
     """
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() == 0:
+        got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
+        raise TypeError(f"online_softmax expects a floating-point tensor with >= 1 dimension, got {got}")
+    if not -x.dim() <= dim < x.dim():
+        raise ValueError(f"dim={dim} is out of range for a tensor of shape {tuple(x.shape)}")
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     x = x.movedim(dim, -1)  # (..., n)
@@ -68,3 +85,137 @@ def tiled_attention(query, key, value, mask=None, block_size: int = 64):
         out = out * correction + p @ v  # (..., Lq, d_v)
         row_max = new_max
     return out / row_sum.clamp_min(torch.finfo(row_sum.dtype).tiny)  # zero rows stay zero
+
+
+class _TensorBytes(TorchDispatchMode):
+    """Counts the bytes of the tensors PyTorch operators create while the mode is on."""
+
+    def __init__(self):
+        super().__init__()
+        self.live = self.peak = 0
+        self._tracked: set[int] = set()
+
+    def _free(self, key: int, nbytes: int) -> None:
+        self._tracked.discard(key)
+        self.live -= nbytes
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {t.untyped_storage().data_ptr() for t in tree_leaves((args, kwargs))
+                  if isinstance(t, torch.Tensor)}
+        for t in tree_leaves(out):
+            if not isinstance(t, torch.Tensor):
+                continue
+            storage = t.untyped_storage()
+            key = storage.data_ptr()
+            if key in inputs or key in self._tracked or storage.nbytes() == 0:
+                continue  # a view, an in-place result or an empty tensor: nothing new
+            self._tracked.add(key)
+            self.live += storage.nbytes()
+            self.peak = max(self.peak, self.live)
+            weakref.finalize(storage, self._free, key, storage.nbytes())
+        return out
+
+
+def peak_memory(fn, *args, **kwargs) -> int:
+    """Peak bytes of tensors that ``fn(*args, **kwargs)`` creates and holds at the same time.
+
+    Every operator's new tensors are added up while they are alive (the result included); views
+    and in-place results add nothing. Scratch space used inside one operator (e.g. by a fused
+    kernel) is not seen. The count is exact and the same on every machine and device, which makes
+    it a good yardstick for comparing algorithms: e.g. the (Lq, Lk) score matrix of naive attention.
+    """
+    counter = _TensorBytes()
+    with counter:
+        result = fn(*args, **kwargs)
+    del result
+    return counter.peak
+
+
+def online_softmax_steps(x: torch.Tensor, block_size: int) -> list[dict]:
+    """The running max m and sum l of ``online_softmax`` after each block of a 1-D ``x``.
+
+    One dict per block: ``start``, ``stop`` (the block is x[start:stop]), ``block_max``, ``max``
+    and ``sum`` (floats). After the last block, ``sum`` is sum(exp(x - max(x))).
+    """
+    if not isinstance(x, torch.Tensor) or x.dim() != 1 or x.numel() == 0:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"online_softmax_steps expects a non-empty 1-D tensor, got {got}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    m, total, steps = float("-inf"), 0.0, []
+    for start in range(0, x.numel(), block_size):
+        block = x[start : start + block_size].double()
+        block_max = float(block.max())
+        new_m = max(m, block_max)
+        if new_m != float("-inf"):  # an all -inf prefix adds nothing
+            total = total * math.exp(m - new_m) + float(torch.exp(block - new_m).sum())
+        m = new_m
+        steps.append({"start": start, "stop": min(start + block_size, x.numel()),
+                      "block_max": block_max, "max": m, "sum": total})
+    return steps
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log(y) against log(x): the exponent p in y ~ x**p."""
+    lx = torch.log(torch.as_tensor(x, dtype=torch.float64))
+    ly = torch.log(torch.as_tensor(y, dtype=torch.float64))
+    if lx.dim() != 1 or lx.shape != ly.shape or lx.numel() < 2:
+        raise ValueError(f"loglog_slope needs two 1-D sequences of the same length >= 2, got "
+                         f"{tuple(lx.shape)} and {tuple(ly.shape)}")
+    lx, ly = lx - lx.mean(), ly - ly.mean()
+    return float((lx * ly).sum() / (lx * lx).sum())
+
+
+def median_time(fn, *args, repeats: int = 5, warmup: int = 1, best: bool = False, **kwargs) -> float:
+    """Median wall-clock seconds of ``fn(*args, **kwargs)`` (waits for the GPU when there is one).
+
+    ``best=True`` returns the fastest run instead: the one least disturbed by other programs.
+    """
+    import statistics
+    import time
+
+    def sync():
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+
+    for _ in range(warmup):
+        fn(*args, **kwargs)
+    times = []
+    for _ in range(repeats):
+        sync()
+        start = time.perf_counter()
+        fn(*args, **kwargs)
+        sync()
+        times.append(time.perf_counter() - start)
+    return min(times) if best else statistics.median(times)
+
+
+class _OpNames(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(str(func.overloadpacket))
+        return func(*args, **(kwargs or {}))
+
+
+def ops_called(fn, *args, **kwargs) -> list[str]:
+    """Names of the PyTorch operators (kernels) that ``fn(*args, **kwargs)`` runs, in order,
+    e.g. ``aten._scaled_dot_product_flash_attention_for_cpu``: shows which backend was chosen."""
+    mode = _OpNames()
+    with mode:
+        fn(*args, **kwargs)
+    return mode.names
+
+
+def count_flops(fn, *args, **kwargs) -> int:
+    """Floating-point operations of the matrix multiplications ``fn(*args, **kwargs)`` runs
+    (PyTorch's ``FlopCounterMode``; a multiply-add counts 2). Exact and machine-independent, unlike
+    a timing."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn(*args, **kwargs)
+    return counter.get_total_flops()

@@ -1,0 +1,105 @@
+"""Checkers for the exercises of notebook 11 (efficient attention)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._common import call, checker
+
+__all__ = ["check_attention_step", "check_kv_cache_bytes", "check_merge_softmax_stats"]
+
+
+def _stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    m = x.amax(dim=-1)
+    return m, torch.exp(x - m[..., None]).sum(dim=-1)
+
+
+@checker("Exercise 1 (merge two softmax statistics)")
+def check_merge_softmax_stats(fn):
+    """``fn(m1, l1, m2, l2)`` -> (m, l) of the two blocks together."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(4, 10, generator=g, dtype=torch.float64) * 3
+    x[0, 5:] += 10.0  # the second block holds the max in row 0 ...
+    x[1, :5] += 10.0  # ... the first block in row 1
+    (m1, l1), (m2, l2) = _stats(x[:, :5]), _stats(x[:, 5:])
+    got = call(fn, m1, l1, m2, l2)
+    assert isinstance(got, tuple) and len(got) == 2, (
+        f"return a tuple (m, l), got {type(got).__name__}"
+    )
+    m, l_ = (torch.as_tensor(t, dtype=torch.float64) for t in got)
+    want_m, want_l = _stats(x)
+    assert m.shape == want_m.shape, f"m should have shape {tuple(want_m.shape)}, got {tuple(m.shape)}"
+    assert torch.allclose(m, want_m), "m should be the larger of the two maxima, max(m1, m2)"
+    if torch.allclose(l_, l1 + l2):
+        raise AssertionError(
+            "l1 and l2 are sums of exp(x - m1) and exp(x - m2): different reference points. "
+            "Rescale each to the new max m (multiply by exp(m1 - m) and exp(m2 - m)) before adding"
+        )
+    assert torch.allclose(l_, want_l), (
+        f"l should be sum(exp(x - m)) over both blocks: expected {want_l.tolist()}, got {l_.tolist()}"
+    )
+
+
+@checker("Exercise 2 (one decoding step with a KV cache)")
+def check_attention_step(fn):
+    """``fn(q_t, k_t, v_t, cache_k, cache_v)`` -> (out, cache_k, cache_v) for one new token."""
+    g = torch.Generator().manual_seed(12)
+    b, h, t, d = 2, 3, 6, 4
+    q, k, v = (torch.randn(b, h, t, d, generator=g) for _ in range(3))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, h, T, T)
+    scores = scores.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
+    want = torch.softmax(scores, dim=-1) @ v  # causal attention, all positions at once
+    cache_k = k[:, :, :0]
+    cache_v = v[:, :, :0]
+    for i in range(t):
+        got = call(fn, q[:, :, i : i + 1], k[:, :, i : i + 1], v[:, :, i : i + 1], cache_k, cache_v)
+        assert isinstance(got, tuple) and len(got) == 3, (
+            "return a tuple (out, cache_k, cache_v)"
+        )
+        out, new_k, new_v = got
+        assert new_k.shape == (b, h, i + 1, d) and new_v.shape == (b, h, i + 1, d), (
+            f"at step {i} the returned cache should hold {i + 1} positions: keys (B, h, {i + 1}, "
+            f"d_k) = {(b, h, i + 1, d)}, got {tuple(new_k.shape)}. Append the new key/value "
+            "along dim 2"
+        )
+        assert out.shape == (b, h, 1, d), f"out should be (B, h, 1, d_v) = {(b, h, 1, d)}, got {tuple(out.shape)}"
+        if i > 0:
+            past_only = torch.softmax(q[:, :, i : i + 1] @ cache_k.transpose(-2, -1) / math.sqrt(d), -1) @ cache_v
+            if torch.allclose(out, past_only, atol=1e-5):
+                raise AssertionError(
+                    "the new token attends only to the past: append its own key and value to the "
+                    "cache first, then attend (a token may attend to itself)"
+                )
+        unscaled = torch.softmax(q[:, :, i : i + 1] @ new_k.transpose(-2, -1), -1) @ new_v
+        if i > 0 and torch.allclose(out, unscaled, atol=1e-5):
+            raise AssertionError("divide the scores by sqrt(d_k) before the softmax")
+        assert torch.allclose(out, want[:, :, i : i + 1], atol=1e-5), (
+            f"step {i}: the output differs from causal attention over all {t} positions at once"
+        )
+        cache_k, cache_v = new_k, new_v
+
+
+@checker("Exercise 3 (how big the KV cache grows)")
+def check_kv_cache_bytes(fn):
+    """``fn(num_layers, batch, seq_len, d_model, bytes_per_value)`` -> int bytes."""
+    cases = ((2, 1, 128, 128, 4), (12, 8, 1024, 768, 2), (32, 1, 4096, 4096, 2))
+    for case in cases:
+        got = call(fn, *case)
+        layers, batch, seq_len, d_model, nbytes = case
+        want = 2 * layers * batch * seq_len * d_model * nbytes
+        assert isinstance(got, int | float), f"return a number of bytes, got {type(got).__name__}"
+        if got == want // 2:
+            raise AssertionError(
+                "half the expected size: every layer caches keys AND values, two tensors"
+            )
+        if got == want * 2:
+            raise AssertionError(
+                "twice the expected size: count keys and values once per decoder layer (the "
+                "self-attention cache; here we leave the cross-attention cache out)"
+            )
+        assert got == want, (
+            f"kv_cache_bytes{case} should be 2 x layers x batch x seq_len x d_model x bytes = "
+            f"{want:,}, got {got:,}"
+        )

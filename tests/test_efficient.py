@@ -1,0 +1,259 @@
+"""online_softmax, tiled_attention and peak_memory (helpers/efficient.py, notebook 11)."""
+
+import math
+
+import matplotlib
+import pytest
+import torch
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from helpers import (
+    causal_mask,
+    online_softmax,
+    padding_mask,
+    scaled_dot_product_attention,
+    tiled_attention,
+)
+from helpers.efficient import (
+    loglog_slope,
+    median_time,
+    online_softmax_steps,
+    ops_called,
+    peak_memory,
+)
+from helpers.plots import cost_plot, online_softmax_figure
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+# ---------------------------------------------------------------- online_softmax
+
+
+@pytest.mark.parametrize("shape, dim", [((10,), 0), ((4, 37), -1), ((3, 50, 6), 1), ((2, 3, 5), 0)])
+@pytest.mark.parametrize("block_size", [1, 7, 16, 128])
+def test_online_softmax_equals_torch(shape, dim, block_size):
+    x = torch.randn(shape) * 5
+    torch.testing.assert_close(online_softmax(x, dim=dim, block_size=block_size),
+                               torch.softmax(x, dim=dim))
+
+
+def test_online_softmax_large_values_do_not_overflow():
+    x = torch.tensor([[1000.0, 999.0, 998.0, -1000.0, 1001.0]])
+    out = online_softmax(x, block_size=2)
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(out, torch.softmax(x, dim=-1))
+
+
+def test_online_softmax_minus_inf_entries():
+    x = torch.randn(3, 9)
+    x[0, :4] = float("-inf")  # a whole first block of -inf: the running max starts at -inf
+    x[1, 5:] = float("-inf")  # -inf at the end
+    x[2, ::2] = float("-inf")  # scattered
+    out = online_softmax(x, block_size=4)
+    torch.testing.assert_close(out, torch.softmax(x, dim=-1))
+    assert (out[x == float("-inf")] == 0).all()
+
+
+def test_online_softmax_float64_and_tight_tolerance():
+    x = torch.randn(5, 33, dtype=torch.float64)
+    out = online_softmax(x, block_size=5)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, torch.softmax(x, dim=-1), rtol=1e-12, atol=1e-12)
+
+
+def test_online_softmax_errors():
+    with pytest.raises(ValueError, match=r"block_size must be >= 1, got 0"):
+        online_softmax(torch.randn(3), block_size=0)
+    with pytest.raises(ValueError, match=r"dim=2 is out of range for a tensor of shape \(3, 4\)"):
+        online_softmax(torch.randn(3, 4), dim=2)
+    with pytest.raises(TypeError, match=r"floating-point tensor.*torch.int64"):
+        online_softmax(torch.arange(4))
+    with pytest.raises(TypeError, match=r"got list"):
+        online_softmax([1.0, 2.0])
+
+
+# ---------------------------------------------------------------- tiled_attention
+
+
+def _qkv(b=2, h=3, lq=11, lk=13, d=8, dv=5):
+    return torch.randn(b, h, lq, d), torch.randn(b, h, lk, d), torch.randn(b, h, lk, dv)
+
+
+@pytest.mark.parametrize("block_size", [1, 4, 5, 13, 64])
+def test_tiled_equals_naive_without_mask(block_size):
+    q, k, v = _qkv()
+    out = tiled_attention(q, k, v, block_size=block_size)
+    assert out.shape == (2, 3, 11, 5)
+    torch.testing.assert_close(out, scaled_dot_product_attention(q, k, v)[0])
+
+
+@pytest.mark.parametrize("block_size", [3, 8])
+def test_tiled_with_causal_mask_lq_lk(block_size):
+    q, k, v = _qkv(lq=13, lk=13)
+    mask = causal_mask(13)  # (Lq, Lk)
+    torch.testing.assert_close(tiled_attention(q, k, v, mask, block_size=block_size),
+                               scaled_dot_product_attention(q, k, v, mask)[0])
+
+
+@pytest.mark.parametrize("block_size", [2, 5, 64])
+def test_tiled_with_broadcast_padding_mask(block_size):
+    tokens = torch.tensor([[5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4]])
+    mask = padding_mask(tokens, pad_id=0)  # (B, 1, 1, Lk)
+    q, k, v = _qkv()
+    torch.testing.assert_close(tiled_attention(q, k, v, mask, block_size=block_size),
+                               scaled_dot_product_attention(q, k, v, mask)[0])
+
+
+def test_tiled_fully_masked_rows_give_zeros():
+    q, k, v = _qkv(b=1, h=1, lq=4, lk=10)
+    mask = torch.ones(4, 10, dtype=torch.bool)
+    mask[1] = False  # query 1 may attend to nothing
+    mask[2, :6] = False  # query 2: its first blocks are all masked
+    out = tiled_attention(q, k, v, mask, block_size=3)
+    assert torch.isfinite(out).all()
+    assert (out[0, 0, 1] == 0).all()
+    torch.testing.assert_close(out, scaled_dot_product_attention(q, k, v, mask)[0])
+
+
+def test_tiled_broadcast_batch_and_3d_inputs():
+    q = torch.randn(2, 1, 6, 4)  # broadcast over heads
+    k, v = torch.randn(1, 3, 9, 4), torch.randn(1, 3, 9, 4)
+    torch.testing.assert_close(tiled_attention(q, k, v, block_size=4),
+                               scaled_dot_product_attention(q, k, v)[0])
+    q3, k3, v3 = torch.randn(2, 7, 4), torch.randn(2, 9, 4), torch.randn(2, 9, 3)
+    torch.testing.assert_close(tiled_attention(q3, k3, v3, block_size=2),
+                               scaled_dot_product_attention(q3, k3, v3)[0])
+
+
+def test_tiled_equals_pytorch_sdpa():
+    q, k, v = _qkv(lq=9, lk=9)
+    mask = causal_mask(9)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(tiled_attention(q, k, v, mask, block_size=4), expected)
+
+
+def test_tiled_gradients_match():
+    q, k, v = (t.double().requires_grad_() for t in _qkv(b=1, h=2, lq=5, lk=7))
+    tiled_attention(q, k, v, block_size=3).sum().backward()
+    grads = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    scaled_dot_product_attention(q, k, v)[0].sum().backward()
+    for g, t in zip(grads, (q, k, v), strict=True):
+        torch.testing.assert_close(g, t.grad)
+
+
+def test_tiled_errors():
+    q, k, v = _qkv()
+    with pytest.raises(ValueError, match=r"block_size must be >= 1, got 0"):
+        tiled_attention(q, k, v, block_size=0)
+    with pytest.raises(ValueError, match=r"query and key must have the same last dimension"):
+        tiled_attention(q, k[..., :3], v)
+    with pytest.raises(ValueError, match=r"mask of shape \(4, 4\) cannot be broadcast"):
+        tiled_attention(q, k, v, torch.ones(4, 4, dtype=torch.bool))
+    with pytest.raises(TypeError, match=r"mask must have dtype torch.bool"):
+        tiled_attention(q, k, v, torch.ones(11, 13))
+
+
+# ---------------------------------------------------------------- peak_memory
+
+
+def test_peak_memory_counts_new_tensors_exactly():
+    x = torch.randn(1000)  # made outside: not counted
+    assert peak_memory(lambda: x * 2) == 4000  # one new float32 tensor
+    assert peak_memory(lambda: x[10:].view(-1, 10)) == 0  # views create nothing
+    assert peak_memory(lambda: x.mul_(1.0)) == 0  # in place
+
+    def two_then_one():
+        a = x * 2  # 4000 bytes
+        b = a + 1  # 4000 more, both alive
+        del a
+        return b.sum()  # 4 bytes while b (4000) is alive
+
+    assert peak_memory(two_then_one) == 8000
+
+
+def test_peak_memory_naive_attention_is_quadratic_tiled_linear():
+    sizes = (256, 512, 1024)
+    naive = [peak_memory(scaled_dot_product_attention, *[torch.randn(1, t, 16)] * 3) for t in sizes]
+    tiled = [peak_memory(tiled_attention, *[torch.randn(1, t, 16)] * 3, block_size=32)
+             for t in sizes]
+    for t, n in zip(sizes, naive, strict=True):
+        assert n >= 2 * t * t * 4  # scores and weights, float32
+    assert naive[2] / naive[1] > 3.5 and naive[1] / naive[0] > 3.5  # x4 when T doubles
+    assert tiled[2] / tiled[1] < 2.2 and tiled[1] / tiled[0] < 2.2  # x2 when T doubles
+
+
+# ---------------------------------------------------------------- helpers for notebook 11
+
+
+def test_online_softmax_steps_and_errors():
+    x = torch.tensor([1.0, 3.0, 2.0, 5.0, 0.0])
+    steps = online_softmax_steps(x, 2)
+    assert [(s["start"], s["stop"]) for s in steps] == [(0, 2), (2, 4), (4, 5)]
+    assert [s["max"] for s in steps] == [3.0, 5.0, 5.0]
+    assert steps[0]["sum"] == pytest.approx(math.exp(1 - 3) + 1)
+    assert steps[-1]["sum"] == pytest.approx(float(torch.exp(x - 5).sum()))
+    with pytest.raises(ValueError, match=r"non-empty 1-D tensor, got \(2, 2\)"):
+        online_softmax_steps(torch.ones(2, 2), 2)
+    with pytest.raises(ValueError, match="block_size must be >= 1"):
+        online_softmax_steps(x, 0)
+
+
+def test_loglog_slope():
+    assert loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]) == pytest.approx(2.0)
+    assert loglog_slope([10, 100], [5, 50]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="same length >= 2"):
+        loglog_slope([1, 2], [1, 2, 3])
+
+
+def test_median_time_and_ops_called():
+    calls = []
+    assert median_time(lambda: calls.append(1), repeats=3, warmup=2) >= 0
+    assert len(calls) == 5
+    durations = iter([0.0, 0.5, 0.0, 0.1])  # the second call is slow
+
+    def uneven():
+        import time
+        time.sleep(next(durations))
+
+    assert median_time(uneven, repeats=3, warmup=1, best=True) < 0.09
+    q = torch.randn(1, 2, 8, 4)
+    names = ops_called(torch.nn.functional.scaled_dot_product_attention, q, q, q)
+    assert any("scaled_dot_product" in n for n in names)
+    assert ops_called(lambda: q + 1) == ["aten.add"]
+
+
+def test_cost_plot_draws_each_series_with_its_slope():
+    fig = cost_plot([128, 256, 512], {"naive": [1, 4, 16], "tiled": [2, 4, 8]}, "bytes",
+                    title="memory")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "naive (slope 2.00)", "tiled (slope 1.00)"]
+    assert list(ax.lines[0].get_ydata()) == [1, 4, 16]
+    assert list(ax.lines[1].get_xdata()) == [128, 256, 512]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlabel() == "sequence length T" and ax.get_ylabel() == "bytes"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="has 2 values for 3 lengths"):
+        cost_plot([1, 2, 3], {"a": [1, 2]}, "s")
+
+
+def test_online_softmax_figure_shows_values_running_max_and_sums():
+    x = torch.tensor([1.0, 3.0, 2.0, 5.0, 0.0, -1.0, 4.0])
+    fig = online_softmax_figure(x, 3)
+    top, bottom = fig.axes
+    assert [p.get_height() for p in top.patches if p.get_width() == 0.8] == x.tolist()
+    segments = top.collections[0].get_segments()
+    assert [(s[0][0], s[1][0], s[0][1]) for s in segments] == [
+        (-0.5, 2.5, 3.0), (2.5, 5.5, 5.0), (5.5, 6.5, 5.0)]
+    sums = [s["sum"] for s in online_softmax_steps(x, 3)]
+    heights = [p.get_height() for p in bottom.patches if p.get_height() > 0 and p.get_y() == 0]
+    assert heights[-3:] == pytest.approx(sums)
+    assert "3 blocks" in fig._suptitle.get_text()
+    plt.close(fig)

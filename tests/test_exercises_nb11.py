@@ -1,0 +1,100 @@
+"""Each checker of notebook 11 says "not attempted" for the stub, rejects plausible wrong
+answers with a helpful message and accepts a right answer."""
+
+import math
+
+import pytest
+import torch
+
+from helpers.exercises import nb11
+
+
+def stub(*args):
+    raise NotImplementedError
+
+
+# ---------------------------------------------------------------- exercise 1
+
+
+def merge_right(m1, l1, m2, l2):
+    m = torch.maximum(m1, m2)
+    return m, l1 * torch.exp(m1 - m) + l2 * torch.exp(m2 - m)
+
+
+def merge_no_rescale(m1, l1, m2, l2):
+    return torch.maximum(m1, m2), l1 + l2
+
+
+def merge_rescale_only_first(m1, l1, m2, l2):
+    m = torch.maximum(m1, m2)
+    return m, l1 * torch.exp(m1 - m) + l2
+
+
+def test_merge_softmax_stats(capsys):
+    assert nb11.check_merge_softmax_stats(stub) is False
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="Rescale each to the new max"):
+        nb11.check_merge_softmax_stats(merge_no_rescale)
+    with pytest.raises(AssertionError, match=r"l should be sum\(exp\(x - m\)\)"):
+        nb11.check_merge_softmax_stats(merge_rescale_only_first)
+    with pytest.raises(AssertionError, match="larger of the two maxima"):
+        nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: (torch.minimum(m1, m2), l1))
+    with pytest.raises(AssertionError, match="return a tuple"):
+        nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: m1)
+    assert nb11.check_merge_softmax_stats(merge_right) is True
+    assert "correct" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- exercise 2
+
+
+def step_right(q_t, k_t, v_t, cache_k, cache_v):
+    k = torch.cat([cache_k, k_t], dim=2)
+    v = torch.cat([cache_v, v_t], dim=2)
+    w = torch.softmax(q_t @ k.transpose(-2, -1) / math.sqrt(q_t.shape[-1]), dim=-1)
+    return w @ v, k, v
+
+
+def step_past_only(q_t, k_t, v_t, cache_k, cache_v):
+    if cache_k.shape[2] == 0:
+        return step_right(q_t, k_t, v_t, cache_k, cache_v)
+    w = torch.softmax(q_t @ cache_k.transpose(-2, -1) / math.sqrt(q_t.shape[-1]), dim=-1)
+    return w @ cache_v, torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+
+
+def step_unscaled(q_t, k_t, v_t, cache_k, cache_v):
+    k = torch.cat([cache_k, k_t], dim=2)
+    v = torch.cat([cache_v, v_t], dim=2)
+    return torch.softmax(q_t @ k.transpose(-2, -1), dim=-1) @ v, k, v
+
+
+def step_no_append(q_t, k_t, v_t, cache_k, cache_v):
+    out, _, _ = step_right(q_t, k_t, v_t, cache_k, cache_v)
+    return out, k_t, v_t
+
+
+def test_attention_step(capsys):
+    assert nb11.check_attention_step(stub) is False
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="attends only to the past"):
+        nb11.check_attention_step(step_past_only)
+    with pytest.raises(AssertionError, match=r"sqrt\(d_k\)"):
+        nb11.check_attention_step(step_unscaled)
+    with pytest.raises(AssertionError, match="should hold 2 positions"):
+        nb11.check_attention_step(step_no_append)
+    assert nb11.check_attention_step(step_right) is True
+
+
+# ---------------------------------------------------------------- exercise 3
+
+
+def test_kv_cache_bytes(capsys):
+    assert nb11.check_kv_cache_bytes(stub) is False
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="keys AND values"):
+        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: n * b * t * d * nb)
+    with pytest.raises(AssertionError, match="twice the expected size"):
+        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 4 * n * b * t * d * nb)
+    with pytest.raises(AssertionError, match="should be 2 x layers"):
+        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 2 * n * b * t * d)
+    assert nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 2 * n * b * t * d * nb) is True
