@@ -397,7 +397,7 @@ class NotebookChecker:
         try:
             _wait(self.page, """() => window.__btRun !== null && __bt.kernelReady()
                 && !__bt.cells().some(c => (c.querySelector('.jp-InputPrompt') || {}).textContent?.includes('*'))""",
-                  self.run_timeout, interval=0.25)
+                  self.run_timeout, interval=0.5)  # gently: the kernel needs the CPU
         except _Timeout:
             raise AssertionError(f"Run All did not finish within {self.run_timeout:.0f} s") from None
         self.report.seconds["run_all"] = time.monotonic() - t
