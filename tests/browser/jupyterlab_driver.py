@@ -586,6 +586,8 @@ class NotebookChecker:
                 self.page.keyboard.press("Enter")
             if self._expect_change(w, name, f"typing {new!r} + Enter", type_it, required):
                 actions.append(f"typed {new!r}")
+            elif required:
+                break  # already reported; the other steps would only repeat it
         return actions
 
     def _drive_textarea(self, w, name):
