@@ -19,6 +19,13 @@ from .efficient import online_softmax, tiled_attention
 from .env import environment_report, get_device, in_colab, seed_everything
 from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from .positional import PositionalEncoding, apply_rope, sinusoidal_positional_encoding
+from .training import (
+    count_parameters,
+    exact_match_accuracy,
+    label_smoothed_cross_entropy,
+    train_seq2seq,
+    warmup_lr,
+)
 from .transformer import Transformer
 
 __all__ = [
@@ -36,11 +43,14 @@ __all__ = [
     "apply_rope",
     "beam_search",
     "causal_mask",
+    "count_parameters",
     "date_splits",
     "environment_report",
+    "exact_match_accuracy",
     "get_device",
     "greedy_decode",
     "in_colab",
+    "label_smoothed_cross_entropy",
     "online_softmax",
     "padding_mask",
     "scaled_dot_product_attention",
@@ -48,4 +58,6 @@ __all__ = [
     "sinusoidal_positional_encoding",
     "target_mask",
     "tiled_attention",
+    "train_seq2seq",
+    "warmup_lr",
 ]
