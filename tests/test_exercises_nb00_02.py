@@ -15,7 +15,7 @@ def stub(*args):
 
 
 def assert_not_attempted(capsys, result):
-    assert result is False
+    assert not result
     assert "not attempted yet" in capsys.readouterr().out
 
 
@@ -32,7 +32,7 @@ def test_nb00_alignment(capsys):
         nb00.check_alignment([1, 3, 2, 4, 5])  # 1-based indices
     with pytest.raises(AssertionError, match="list of 5 whole numbers"):
         nb00.check_alignment(["la", "the"])
-    assert nb00.check_alignment([0, 2, 1, 3, 4]) is True
+    assert nb00.check_alignment([0, 2, 1, 3, 4])
     assert "correct" in capsys.readouterr().out
 
 
@@ -44,7 +44,7 @@ def test_nb00_bottleneck(capsys):
         nb00.check_bottleneck_sizes(lambda n, h: (h, h))
     with pytest.raises(AssertionError, match="return a pair of whole numbers"):
         nb00.check_bottleneck_sizes(lambda n, h: h)
-    assert nb00.check_bottleneck_sizes(lambda n, h: (h, n * h)) is True
+    assert nb00.check_bottleneck_sizes(lambda n, h: (h, n * h))
 
 
 # --- notebook 01 ------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def right_dot_attention(q, k, v):
 
 def test_nb01_dot_attention_accepts_the_right_answer(capsys):
     assert_not_attempted(capsys, nb01.check_dot_attention(stub))
-    assert nb01.check_dot_attention(right_dot_attention) is True
+    assert nb01.check_dot_attention(right_dot_attention)
 
 
 @pytest.mark.parametrize(
@@ -91,8 +91,8 @@ def test_nb01_query_for_mouse(capsys):
         nb01.check_query(torch.tensor([0.0, -1.0]), X)
     with pytest.raises(AssertionError, match="inf or nan"):
         nb01.check_query(torch.tensor([0.0, 0.0, 0.0, float("nan")]), X)
-    assert nb01.check_query(torch.tensor([0.0, 0.6, 0.0, -1.9]), X) is True
-    assert nb01.check_query([0.0, 0.0, 0.0, -2.0], X) is True
+    assert nb01.check_query(torch.tensor([0.0, 0.6, 0.0, -1.9]), X)
+    assert nb01.check_query([0.0, 0.0, 0.0, -2.0], X)
 
 
 # --- notebook 02 ------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ def test_nb02_stable_log_softmax(capsys):
         m = s.amax(dim=-1, keepdim=True)
         return (s - m) - torch.log(torch.exp(s - m).sum(dim=-1, keepdim=True))
 
-    assert nb02.check_stable_log_softmax(right) is True
+    assert nb02.check_stable_log_softmax(right)
 
 
 @pytest.mark.parametrize(
@@ -131,4 +131,4 @@ def test_nb02_softmax_jacobian(capsys):
         nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p) * 0.5)
     with pytest.raises(AssertionError, match=r"return an \(3, 3\) matrix"):
         nb02.check_softmax_jacobian(lambda p: p)
-    assert nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p)) is True
+    assert nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p))

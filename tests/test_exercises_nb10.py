@@ -19,10 +19,10 @@ def reference():
 
 
 def test_stubs_are_not_attempted(capsys):
-    assert nb10.check_without_positions(stub) is False
-    assert nb10.check_one_head(stub, reference()) is False
-    assert nb10.check_no_warmup(stub, ...) is False
-    assert nb10.check_no_warmup(None, ...) is False
+    assert not nb10.check_without_positions(stub)
+    assert not nb10.check_one_head(stub, reference())
+    assert not nb10.check_no_warmup(stub, ...)
+    assert not nb10.check_no_warmup(None, ...)
     assert capsys.readouterr().out.count("not attempted yet") == 4
 
 
@@ -41,7 +41,7 @@ def test_without_positions(capsys):
     def forgets_to_return(model):
         model.pos.pe.zero_()
 
-    assert nb10.check_without_positions(right) is True
+    assert nb10.check_without_positions(right)
     with pytest.raises(AssertionError, match="still knows where each character is"):
         nb10.check_without_positions(unchanged)
     with pytest.raises(AssertionError, match="token embeddings changed"):
@@ -57,7 +57,7 @@ def test_one_head():
         return lambda v: Transformer(vocab or v, vocab or v, d_model, heads, layers, d_ff,
                                      dropout=0.0, max_len=40, norm_first=norm_first)
 
-    assert nb10.check_one_head(build(1), ref) is True
+    assert nb10.check_one_head(build(1), ref)
     with pytest.raises(AssertionError, match="should have 1 head, found num_heads \\[4\\]"):
         nb10.check_one_head(build(4), ref)
     with pytest.raises(AssertionError, match="keep d_model = 16"):
@@ -77,12 +77,12 @@ def hist(norm_first, final_loss, warmup=0, lr=1e-2):
 
 def test_no_warmup():
     runs = (hist(False, 1.9), hist(True, 0.9))
-    assert nb10.check_no_warmup(runs, "pre-LN") is True
-    assert nb10.check_no_warmup(lambda: runs, "pre-LN") is True
+    assert nb10.check_no_warmup(runs, "pre-LN")
+    assert nb10.check_no_warmup(lambda: runs, "pre-LN")
     with pytest.raises(AssertionError, match="so pre-LN is the one that kept learning"):
         nb10.check_no_warmup(runs, "post-LN")
     # The answer follows the learner's own evidence, not a stored result.
-    assert nb10.check_no_warmup((hist(False, 0.8), hist(True, 1.5)), "post-LN") is True
+    assert nb10.check_no_warmup((hist(False, 0.8), hist(True, 1.5)), "post-LN")
     with pytest.raises(AssertionError, match="norm_first=False"):
         nb10.check_no_warmup((hist(True, 1.9), hist(True, 0.9)), "pre-LN")
     with pytest.raises(AssertionError, match="warmup_steps=100"):

@@ -31,7 +31,7 @@ def merge_rescale_only_first(m1, l1, m2, l2):
 
 
 def test_merge_softmax_stats(capsys):
-    assert nb11.check_merge_softmax_stats(stub) is False
+    assert not nb11.check_merge_softmax_stats(stub)
     assert "not attempted yet" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="Rescale each to the new max"):
         nb11.check_merge_softmax_stats(merge_no_rescale)
@@ -41,7 +41,7 @@ def test_merge_softmax_stats(capsys):
         nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: (torch.minimum(m1, m2), l1))
     with pytest.raises(AssertionError, match="return a tuple"):
         nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: m1)
-    assert nb11.check_merge_softmax_stats(merge_right) is True
+    assert nb11.check_merge_softmax_stats(merge_right)
     assert "correct" in capsys.readouterr().out
 
 
@@ -74,7 +74,7 @@ def step_no_append(q_t, k_t, v_t, cache_k, cache_v):
 
 
 def test_attention_step(capsys):
-    assert nb11.check_attention_step(stub) is False
+    assert not nb11.check_attention_step(stub)
     assert "not attempted yet" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="attends only to the past"):
         nb11.check_attention_step(step_past_only)
@@ -82,14 +82,14 @@ def test_attention_step(capsys):
         nb11.check_attention_step(step_unscaled)
     with pytest.raises(AssertionError, match="should hold 2 positions"):
         nb11.check_attention_step(step_no_append)
-    assert nb11.check_attention_step(step_right) is True
+    assert nb11.check_attention_step(step_right)
 
 
 # ---------------------------------------------------------------- exercise 3
 
 
 def test_kv_cache_bytes(capsys):
-    assert nb11.check_kv_cache_bytes(stub) is False
+    assert not nb11.check_kv_cache_bytes(stub)
     assert "not attempted yet" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="keys AND values"):
         nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: n * b * t * d * nb)
@@ -97,4 +97,4 @@ def test_kv_cache_bytes(capsys):
         nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 4 * n * b * t * d * nb)
     with pytest.raises(AssertionError, match="should be 2 x layers"):
         nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 2 * n * b * t * d)
-    assert nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 2 * n * b * t * d * nb) is True
+    assert nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 2 * n * b * t * d * nb)

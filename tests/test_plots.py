@@ -12,12 +12,6 @@ import torch  # noqa: E402
 from helpers.plots import attention_heatmap, use_tutorial_style, weight_bars  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 def ticks(labels):
     return [t.get_text() for t in labels]
 

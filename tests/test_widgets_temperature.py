@@ -22,12 +22,6 @@ from helpers.widgets import (  # noqa: E402
 )
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 def ticks(labels):
     return [t.get_text() for t in labels]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["NotAttempted", "call", "checker"]
+__all__ = ["NotAttempted", "Verdict", "call", "checker"]
 
 
 class NotAttempted(Exception):
@@ -24,6 +24,26 @@ def call(fn, *args, **kwargs):
         raise NotAttempted from None
 
 
+class Verdict:
+    """What a checker returns: truthy when the answer is correct.
+
+    It displays nothing in a notebook (the checker has already printed its verdict), so an
+    exercise cell ends with the message alone instead of a stray ``True`` / ``False``.
+    """
+
+    def __init__(self, correct: bool):
+        self.correct = correct
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+    def __repr__(self) -> str:
+        return f"Verdict(correct={self.correct})"
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
 def checker(name: str):
     """Decorate a check function: prints a verdict, raises AssertionError on a wrong answer."""
 
@@ -32,14 +52,14 @@ def checker(name: str):
         def run(answer, *args, **kwargs):
             if answer is None or answer is Ellipsis:
                 print(f"{name}: not attempted yet. Fill in your answer above, then run this cell again.")
-                return False
+                return Verdict(False)
             try:
                 check(answer, *args, **kwargs)
             except NotAttempted:
                 print(f"{name}: not attempted yet. Fill in your answer above, then run this cell again.")
-                return False
+                return Verdict(False)
             print(f"{name}: correct!")
-            return True
+            return Verdict(True)
 
         return run
 
