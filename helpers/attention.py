@@ -15,6 +15,7 @@ from torch import nn
 
 __all__ = [
     "KVCache",
+    "copy_attention_weights",
     "MultiHeadAttention",
     "causal_mask",
     "check_mask",
@@ -293,3 +294,18 @@ class MultiHeadAttention(nn.Module):
                 out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
             self.attn_weights = None
         return self.w_o(self.merge_heads(out))  # (B, Lq, d_model)
+
+
+def copy_attention_weights(mine: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
+    """Copy our ``w_q``, ``w_k``, ``w_v``, ``w_o`` into an ``nn.MultiheadAttention`` (notebook 05).
+
+    PyTorch keeps the three input projections stacked in one ``in_proj_weight`` (3·d_model, d_model).
+    """
+    if (mine.d_model, mine.num_heads) != (theirs.embed_dim, theirs.num_heads):
+        raise ValueError(f"cannot copy MultiHeadAttention(d_model={mine.d_model}, num_heads="
+                         f"{mine.num_heads}) into nn.MultiheadAttention(embed_dim={theirs.embed_dim}, "
+                         f"num_heads={theirs.num_heads})")
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([mine.w_q.weight, mine.w_k.weight, mine.w_v.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([mine.w_q.bias, mine.w_k.bias, mine.w_v.bias]))
+        theirs.out_proj.load_state_dict(mine.w_o.state_dict())

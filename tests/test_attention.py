@@ -10,6 +10,7 @@ from torch import nn
 from helpers import (
     MultiHeadAttention,
     causal_mask,
+    copy_attention_weights,
     padding_mask,
     scaled_dot_product_attention,
     target_mask,
@@ -135,11 +136,7 @@ def test_padding_mask_and_target_mask():
 
 def _copy_to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     ref = nn.MultiheadAttention(mha.d_model, mha.num_heads, batch_first=True)
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([mha.w_q.weight, mha.w_k.weight, mha.w_v.weight]))
-        ref.in_proj_bias.copy_(torch.cat([mha.w_q.bias, mha.w_k.bias, mha.w_v.bias]))
-        ref.out_proj.weight.copy_(mha.w_o.weight)
-        ref.out_proj.bias.copy_(mha.w_o.bias)
+    copy_attention_weights(mha, ref)
     return ref
 
 
@@ -198,3 +195,8 @@ def test_split_and_merge_heads_roundtrip():
     assert s.shape == (2, 4, 3, 2)
     torch.testing.assert_close(s[1, 2, 0], x[1, 0, 4:6])
     torch.testing.assert_close(mha.merge_heads(s), x)
+
+
+def test_copy_attention_weights_refuses_a_module_of_another_size():
+    with pytest.raises(ValueError, match=r"d_model=12, num_heads=3\) into nn.MultiheadAttention\(embed_dim=8"):
+        copy_attention_weights(MultiHeadAttention(12, 3), nn.MultiheadAttention(8, 2))

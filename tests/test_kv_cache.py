@@ -9,6 +9,7 @@ from helpers import (
     MultiHeadAttention,
     Transformer,
     causal_mask,
+    copy_attention_weights,
     greedy_decode,
     padding_mask,
     scaled_dot_product_attention,
@@ -22,11 +23,7 @@ def _seed():
 
 def _reference(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     ref = nn.MultiheadAttention(mha.d_model, mha.num_heads, batch_first=True).eval()
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([mha.w_q.weight, mha.w_k.weight, mha.w_v.weight]))
-        ref.in_proj_bias.copy_(torch.cat([mha.w_q.bias, mha.w_k.bias, mha.w_v.bias]))
-        ref.out_proj.weight.copy_(mha.w_o.weight)
-        ref.out_proj.bias.copy_(mha.w_o.bias)
+    copy_attention_weights(mha, ref)
     return ref
 
 

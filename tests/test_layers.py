@@ -15,6 +15,7 @@ from helpers import (
     EncoderLayer,
     FeedForward,
     causal_mask,
+    copy_attention_weights,
     padding_mask,
     target_mask,
 )
@@ -24,14 +25,6 @@ matplotlib.use("Agg")
 D, H, FF = 16, 4, 32
 SRC = torch.tensor([[5, 6, 7, 0, 0], [5, 6, 7, 8, 9]])  # (B, Ls), 0 = <pad>
 TGT = torch.tensor([[1, 3, 4, 0], [1, 3, 4, 2]])  # (B, Lt)
-
-
-def copy_mha(mine, theirs: nn.MultiheadAttention) -> None:
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([mine.w_q.weight, mine.w_k.weight, mine.w_v.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([mine.w_q.bias, mine.w_k.bias, mine.w_v.bias]))
-        theirs.out_proj.weight.copy_(mine.w_o.weight)
-        theirs.out_proj.bias.copy_(mine.w_o.bias)
 
 
 def copy_common(mine, ref) -> None:
@@ -46,7 +39,7 @@ def encoder_pair(norm_first):
     torch.manual_seed(0)
     mine = EncoderLayer(D, H, FF, 0.0, norm_first).eval()
     ref = nn.TransformerEncoderLayer(D, H, FF, 0.0, batch_first=True, norm_first=norm_first).eval()
-    copy_mha(mine.self_attn, ref.self_attn)
+    copy_attention_weights(mine.self_attn, ref.self_attn)
     copy_common(mine, ref)
     return mine, ref
 
@@ -55,8 +48,8 @@ def decoder_pair(norm_first):
     torch.manual_seed(0)
     mine = DecoderLayer(D, H, FF, 0.0, norm_first).eval()
     ref = nn.TransformerDecoderLayer(D, H, FF, 0.0, batch_first=True, norm_first=norm_first).eval()
-    copy_mha(mine.self_attn, ref.self_attn)
-    copy_mha(mine.cross_attn, ref.multihead_attn)
+    copy_attention_weights(mine.self_attn, ref.self_attn)
+    copy_attention_weights(mine.cross_attn, ref.multihead_attn)
     copy_common(mine, ref)
     return mine, ref
 
@@ -158,7 +151,7 @@ def test_encoder_stack_equals_torch(norm_first):
     ref = nn.TransformerEncoder(layer, 3, norm=nn.LayerNorm(D) if norm_first else None,
                                 enable_nested_tensor=False).eval()
     for m, r in zip(mine.layers, ref.layers, strict=True):
-        copy_mha(m.self_attn, r.self_attn)
+        copy_attention_weights(m.self_attn, r.self_attn)
         copy_common(m, r)
     assert (mine.norm is None) == (not norm_first)
     x = torch.randn(2, 5, D)

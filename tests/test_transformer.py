@@ -7,7 +7,14 @@ import pytest
 import torch
 from torch import nn
 
-from helpers import Transformer, causal_mask, greedy_decode, padding_mask, target_mask
+from helpers import (
+    Transformer,
+    causal_mask,
+    copy_attention_weights,
+    greedy_decode,
+    padding_mask,
+    target_mask,
+)
 from helpers.exercises.nb09 import transformer_param_count
 
 SV, TV, D, H, N, FF = 11, 13, 16, 4, 2, 32
@@ -37,19 +44,12 @@ def test_embeddings_are_scaled_and_positions_added():
     torch.testing.assert_close(m.encode(SRC), m.encoder(x))
 
 
-def copy_mha(mine, theirs):
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([mine.w_q.weight, mine.w_k.weight, mine.w_v.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([mine.w_q.bias, mine.w_k.bias, mine.w_v.bias]))
-        theirs.out_proj.load_state_dict(mine.w_o.state_dict())
-
-
 def load_into_torch(m, ref):
     for mine, theirs in zip(m.encoder.layers, ref.encoder.layers, strict=True):
-        copy_mha(mine.self_attn, theirs.self_attn)
+        copy_attention_weights(mine.self_attn, theirs.self_attn)
     for mine, theirs in zip(m.decoder.layers, ref.decoder.layers, strict=True):
-        copy_mha(mine.self_attn, theirs.self_attn)
-        copy_mha(mine.cross_attn, theirs.multihead_attn)
+        copy_attention_weights(mine.self_attn, theirs.self_attn)
+        copy_attention_weights(mine.cross_attn, theirs.multihead_attn)
     for mine, theirs in zip([*m.encoder.layers, *m.decoder.layers],
                             [*ref.encoder.layers, *ref.decoder.layers], strict=True):
         theirs.linear1.load_state_dict(mine.feed_forward.linear1.state_dict())
