@@ -16,6 +16,7 @@ from .attention import (
 )
 from .data import CharTokenizer, date_splits
 from .decoding import beam_search, greedy_decode
+from .diagrams import show_diagram
 from .efficient import online_softmax, tiled_attention
 from .env import environment_report, get_device, in_colab, seed_everything
 from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
@@ -57,6 +58,7 @@ __all__ = [
     "padding_mask",
     "scaled_dot_product_attention",
     "seed_everything",
+    "show_diagram",
     "sinusoidal_positional_encoding",
     "target_mask",
     "tiled_attention",
