@@ -6,18 +6,29 @@
     python3 tasks.py sync [NB ...]       # rewrite badges and Colab cells from pyproject.toml
     python3 tasks.py bench               # the attention benchmark of notebook 11 (not a test)
     python3 tasks.py setup               # only create/update .venv
+    python3 tasks.py lock                # re-resolve requirements.in into the lock files (network)
 
-Set-up creates .venv next to this file and installs requirements.txt into it; it is re-run only
-when requirements.txt changes. Extra arguments go to JupyterLab (lab) or pytest (test).
+Set-up creates .venv next to this file and installs the lock, requirements.txt (every package,
+exact versions), into it; it runs again only when the lock files or the torch build change, and it
+removes from .venv what the lock no longer lists. On Linux, torch comes from PyTorch's CPU-only
+wheel index unless an NVIDIA GPU is found (then PyPI's CUDA build and requirements-cuda.txt);
+ATTENTION_TUTORIAL_TORCH=cpu|cuda|auto overrides the choice. Extra arguments go to JupyterLab (lab)
+or pytest (test).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import platform
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -26,15 +37,259 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".requirements.sha256"
 
+DIRECT = ROOT / "requirements.in"  # what we depend on, edited by hand
+LOCK = ROOT / "requirements.txt"  # every package, exact versions: `python3 tasks.py lock`
+CUDA_LOCK = ROOT / "requirements-cuda.txt"  # what PyPI's CUDA torch adds on Linux (same command)
+ENVIRONMENT = ROOT / "environment.yml"  # Binder: the lock again (same command)
+LOCK_TOOL = "uv==0.13.8"  # `uv pip compile`, installed on demand into .lock-tool/ by `lock`
+LOCK_PYTHON = "3.11"  # the oldest Python we support; the lock holds for it and every newer one
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_ENV = "ATTENTION_TUTORIAL_TORCH"
+TORCH_CHOICES = ("auto", "cpu", "cuda")
+# JupyterLab reads {sys.prefix}/share/jupyter/lab/settings/overrides.json: no news pop-up on the
+# first start and no request for news or updates (the user's own settings are not touched).
+LAB_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+
 
 def run(*cmd, **kw) -> int:
     print("+", " ".join(str(c) for c in cmd), flush=True)
     return subprocess.call([str(c) for c in cmd], cwd=ROOT, **kw)
 
 
+# ----------------------------------------------------------------------------------------------
+# The lock files: plain pip requirement lines `name==version ; marker`
+# ----------------------------------------------------------------------------------------------
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)\s*(?:;\s*(.+?))?\s*$")
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_lock(text: str) -> tuple[list[tuple[str, str, str | None]], list[str]]:
+    """([(normalized name, version, marker or None)], other lines such as `-e .`), comments and
+    uv's `# via` annotations dropped."""
+    pins, other = [], []
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        m = PIN.match(line)
+        if m:
+            pins.append((normalize(m.group(1)), m.group(2), m.group(3)))
+        else:
+            other.append(line)
+    return pins, other
+
+
+def parse_via(text: str) -> dict[str, set[str]]:
+    """{package: names it is required by} from uv's annotations (`-r requirements.in` for ours)."""
+    via: dict[str, set[str]] = {}
+    current = None
+    for raw in text.splitlines():
+        m = PIN.match(raw.strip()) if raw[:1] not in " #" else None
+        if m:
+            current = normalize(m.group(1))
+            via.setdefault(current, set())
+        elif current and raw.startswith("    # via "):
+            via[current].add(raw.removeprefix("    # via ").strip())
+        elif current and raw.startswith("    #   "):
+            via[current].add(raw.removeprefix("    #   ").strip())
+        elif raw.strip() and not raw.startswith("    #"):
+            current = None
+    return {k: {normalize(p) if not p.startswith("-") else p for p in v} for k, v in via.items()}
+
+
+def cuda_only_packages(full_lock: str) -> set[str]:
+    """Packages of a universal lock that only PyPI's Linux CUDA build of torch needs: torch's
+    requirements marked Linux-only, and whatever only they require."""
+    pins, _ = parse_lock(full_lock)
+    markers = {name: marker or "" for name, _, marker in pins}
+    via = parse_via(full_lock)
+    found: set[str] = set()
+    while True:
+        more = {p for p, parents in via.items() if p not in found and parents and (
+            parents <= found or ("torch" in parents and parents <= found | {"torch"}
+                                 and "sys_platform == 'linux'" in markers.get(p, "")))}
+        if not more:
+            return found
+        found |= more
+
+
+def lock_tool_python() -> Path:
+    folder = ROOT / ".lock-tool"
+    py = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not py.exists():
+        venv.EnvBuilder(with_pip=True).create(folder)
+    if run(py, "-m", "pip", "install", "-q", "--disable-pip-version-check", LOCK_TOOL):
+        sys.exit(f"could not install {LOCK_TOOL} (the lock tool)")
+    return py
+
+
+def compile_lock(py: Path, out: Path, excludes: Path | None = None) -> str:
+    cmd = [py, "-m", "uv", "pip", "compile", DIRECT.name, "--universal", "--python-version",
+           LOCK_PYTHON, "--custom-compile-command", "python3 tasks.py lock", "-o", out,
+           "--quiet"]
+    if excludes:
+        cmd += ["--excludes", excludes]
+    if run(*cmd, env={**os.environ, "UV_INDEX_URL": "https://pypi.org/simple"}):
+        sys.exit("uv pip compile failed (see above)")
+    return out.read_text()
+
+
+def environment_yml(lock_text: str) -> str:
+    pins, other = parse_lock(lock_text)
+    lines = [
+        "# Binder (repo2docker) builds this environment. Generated from requirements.txt by",
+        "# `python3 tasks.py lock`: do not edit (tests/test_lock.py checks that they agree).",
+        "# conda provides only Python and pip; every package comes from the lock, through pip.",
+        "name: attention-tutorial",
+        "channels:",
+        "  - conda-forge",
+        "dependencies:",
+        f"  - python={LOCK_PYTHON}",
+        "  - pip",
+        "  - pip:",
+        "      # Binder has no GPU: torch==X also matches PyTorch's CPU build X+cpu, which pip",
+        "      # prefers (a local label sorts above the plain version) and which is a fraction of",
+        "      # PyPI's Linux CUDA build. Every other package is pinned to the same version anyway.",
+        f"      - --extra-index-url {CPU_INDEX}",
+    ]
+    for name, version, marker in pins:
+        req = f"{name}=={version}" + (f" ; {marker}" if marker else "")
+        lines.append(f'      - "{req}"')
+    lines += [f"      - {o}" for o in other]
+    return "\n".join(lines) + "\n"
+
+
+def lock() -> int:
+    """Re-resolve requirements.in with uv into requirements.txt (CPU torch everywhere),
+    requirements-cuda.txt (the additions of PyPI's Linux CUDA torch) and environment.yml."""
+    py = lock_tool_python()
+    with tempfile.TemporaryDirectory() as tmp:
+        full = compile_lock(py, Path(tmp) / "full.txt")
+        cuda = cuda_only_packages(full)
+        (Path(tmp) / "excludes.txt").write_text("".join(f"{p}\n" for p in sorted(cuda)))
+        cpu = compile_lock(py, LOCK, Path(tmp) / "excludes.txt")
+    full_pins, _ = parse_lock(full)
+    cpu_pins, _ = parse_lock(cpu)
+    rest = [p for p in full_pins if p[0] not in cuda]
+    if sorted(p[:2] for p in rest) != sorted(p[:2] for p in cpu_pins):
+        sys.exit("the CPU lock is not the full lock less the CUDA packages: look at both")
+    CUDA_LOCK.write_text(
+        "# The packages that PyPI's CUDA build of torch adds on Linux, installed only when\n"
+        f"# tasks.py chooses that build (an NVIDIA GPU, or {TORCH_ENV}=cuda).\n"
+        "# Generated with requirements.txt by `python3 tasks.py lock` (uv pip compile --universal).\n"
+        + "".join(f"{n}=={v}" + (f" ; {m}" if m else "") + "\n"
+                  for n, v, m in full_pins if n in cuda))
+    ENVIRONMENT.write_text(environment_yml(cpu))
+    print(f"wrote {LOCK.name} ({len(cpu_pins)} pins), {CUDA_LOCK.name} ({len(cuda)}), "
+          f"{ENVIRONMENT.name}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Which torch build: a pure decision, then the pip commands it implies
+# ----------------------------------------------------------------------------------------------
+def has_nvidia_gpu(which: Callable[[str], str | None] = shutil.which,
+                   exists: Callable[[str], bool] = os.path.exists) -> bool:
+    """An NVIDIA driver is loaded (Linux, WSL): its tool or its /proc entry is there."""
+    return bool(which("nvidia-smi")) or any(
+        exists(p) for p in ("/proc/driver/nvidia/version", "/usr/lib/wsl/lib/nvidia-smi"))
+
+
+def torch_build(system: str, override: str | None, gpu: bool) -> str:
+    """'cpu' (PyTorch's CPU wheel index), 'cuda' (PyPI's Linux CUDA build) or 'pypi' (macOS and
+    Windows: PyPI's wheel, CPU-only on Windows, with Apple's GPU (MPS) on macOS)."""
+    choice = (override or "auto").strip().lower()
+    if choice not in TORCH_CHOICES:
+        raise ValueError(f"{TORCH_ENV}={override!r}: expected one of {', '.join(TORCH_CHOICES)}")
+    if system != "Linux":
+        return "pypi"
+    if choice == "auto":
+        return "cuda" if gpu else "cpu"
+    return choice
+
+
+def locked_version(pins, name: str) -> str:
+    versions = {v for n, v, _ in pins if n == name}
+    if len(versions) != 1:
+        raise ValueError(f"{LOCK.name} must pin {name} to exactly one version, found {versions}")
+    return versions.pop()
+
+
+def install_plan(build: str, py, pins) -> list[tuple[list[str], bool]]:
+    """[(pip command, must succeed)] that install the lock for this torch build."""
+    pip = [str(py), "-m", "pip", "install", "--disable-pip-version-check"]
+    plan = [([*pip, "-q", f"pip=={locked_version(pins, 'pip')}"], True)]
+    if build == "cpu":
+        # torch alone from PyTorch's CPU index (torch==X matches X+cpu); everything else, its own
+        # dependencies included, from PyPI below, where the installed X+cpu satisfies torch==X.
+        plan.append(([*pip, "--no-deps", "--retries", "2", "--index-url", CPU_INDEX,
+                      f"torch=={locked_version(pins, 'torch')}"], False))
+    plan.append(([*pip, "-r", LOCK.name] + (["-r", CUDA_LOCK.name] if build == "cuda" else []),
+                 True))
+    return plan
+
+
+# ----------------------------------------------------------------------------------------------
+# Set-up
+# ----------------------------------------------------------------------------------------------
+def write_lab_overrides(prefix: Path) -> Path:
+    """Merge LAB_OVERRIDES into {prefix}/share/jupyter/lab/settings/overrides.json."""
+    path = Path(prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        settings = json.loads(path.read_text())
+    except (OSError, ValueError):
+        settings = {}
+    for plugin, values in LAB_OVERRIDES.items():
+        settings.setdefault(plugin, {}).update(values)
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+    return path
+
+
+SYNC_SCRIPT = """
+import json, sys
+from importlib.metadata import distributions
+from pip._vendor.packaging.markers import Marker
+locked = {n for n, m in json.loads(sys.argv[1]) if not m or Marker(m).evaluate()}
+norm = lambda s: __import__("re").sub(r"[-_.]+", "-", s).lower()
+extra = sorted({norm(d.metadata["Name"]) for d in distributions()} - locked)
+print(json.dumps(extra))
+"""
+
+
+def remove_unlocked(pins, build: str) -> int:
+    """Uninstall what the lock does not list (left by an older lock, or installed by hand)."""
+    keep = [[n, m] for n, _, m in pins] + [["attention-tutorial-helpers", None]]
+    if build == "cuda":
+        keep += [[n, m] for n, _, m in parse_lock(CUDA_LOCK.read_text())[0]]
+    out = subprocess.run([str(PY), "-c", SYNC_SCRIPT, json.dumps(keep)], capture_output=True,
+                         text=True, cwd=ROOT)
+    if out.returncode:
+        print(out.stderr, file=sys.stderr)
+        return out.returncode
+    extra = json.loads(out.stdout)
+    return run(PY, "-m", "pip", "uninstall", "-y", "-q", *extra) if extra else 0
+
+
 def setup() -> None:
-    digest = hashlib.sha256((ROOT / "requirements.txt").read_bytes()).hexdigest()
-    if PY.exists() and STAMP.exists() and STAMP.read_text() == digest:
+    try:
+        build = torch_build(platform.system(), os.environ.get(TORCH_ENV), has_nvidia_gpu())
+    except ValueError as err:
+        sys.exit(str(err))
+    digest = hashlib.sha256(LOCK.read_bytes() + CUDA_LOCK.read_bytes()).hexdigest()
+    stamp = {"lock": digest, "torch": build}
+    old = {}
+    if STAMP.exists():
+        try:
+            old = json.loads(STAMP.read_text())
+        except ValueError:
+            old = {}
+    if PY.exists() and old == stamp:
         return
     if not PY.exists():
         try:
@@ -44,10 +299,22 @@ def setup() -> None:
                      "module (Debian/Ubuntu: sudo apt-get install python3-venv), then run again")
         print(f"creating {VENV} ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    pip = [PY, "-m", "pip", "install", "--disable-pip-version-check"]
-    if run(*pip, "-q", "--upgrade", "pip") or run(*pip, "-r", "requirements.txt"):
-        sys.exit("installing requirements.txt failed (see above)")
-    STAMP.write_text(digest)
+    elif old.get("torch") not in (None, build):  # switching builds: torch==X is already satisfied
+        run(PY, "-m", "pip", "uninstall", "-y", "-q", "torch")
+    pins, _ = parse_lock(LOCK.read_text())
+    print(f"torch: {build} build ({TORCH_ENV}={os.environ.get(TORCH_ENV, 'auto')})", flush=True)
+    for cmd, required in install_plan(build, PY, pins):
+        if run(*cmd) == 0:
+            continue
+        if required:
+            sys.exit(f"installing {LOCK.name} failed (see above)")
+        print(f"warning: PyTorch's CPU index ({CPU_INDEX}) could not be used; torch now comes from "
+              "the usual index (on Linux that is PyPI's larger CUDA build). Set "
+              f"{TORCH_ENV}=cuda to skip this attempt.", flush=True)
+    if remove_unlocked(pins, build):
+        sys.exit("removing packages that the lock does not list failed (see above)")
+    write_lab_overrides(VENV)
+    STAMP.write_text(json.dumps(stamp))
 
 
 def lab_args(rest: list[str]) -> list[str]:
@@ -66,10 +333,12 @@ def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 - this runs under whatever python3 the user has
         print(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}")
         return 2
-    if not argv or argv[0] not in {"lab", "test", "execute", "sync", "bench", "setup"}:
+    if not argv or argv[0] not in {"lab", "test", "execute", "sync", "bench", "setup", "lock"}:
         print(__doc__)
         return 2
     cmd = argv[0]
+    if cmd == "lock":
+        return lock()
     # Paths given relative to where the user stands still work (commands run from the repo root).
     rest = [str(Path(a).resolve()) if looks_like_path(a) and Path(a).exists() else a
             for a in argv[1:]]
