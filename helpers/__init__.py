@@ -5,6 +5,7 @@ Each notebook ends by exporting the block it built; later notebooks import it fr
     from helpers import scaled_dot_product_attention, MultiHeadAttention, Transformer
 """
 
+from . import _inline  # noqa: F401  (figures show inline in kernels even under MPLBACKEND=Agg)
 from .attention import (
     KVCache,
     MultiHeadAttention,
