@@ -41,8 +41,9 @@ CHROMIUM_ARGS = [
 # Copied to the server's root folder: everything a notebook may read, not the heavy or private bits.
 COPY_IGNORE = shutil.ignore_patterns(
     ".git", ".venv", "test-artifacts", "__pycache__", "*.egg-info", ".ipynb_checkpoints",
-    ".pytest_cache", ".ruff_cache", "build", "dist", ".gl", ".whl",
+    ".pytest_cache", ".ruff_cache", "build", "dist", ".gl", ".whl", ".cache", ".lock-tool",
 )
+CACHE_ENV = "ATTENTION_TUTORIAL_CACHE"  # helpers.training's cache of trained weights
 LAB_SETTINGS = {
     # No news/update pop-up over the notebook, and no network request for it.
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
@@ -138,6 +139,9 @@ class LabServer:
             JUPYTER_PLATFORM_DIRS="1",
             PYTHONUNBUFFERED="1",
         )
+        # Kernels share the repository's cache of trained weights (notebook 10's translator, trained
+        # by its nbval run just before), not an empty one in this temporary copy.
+        env.setdefault(CACHE_ENV, str(self.source_root / ".cache"))
         env.pop("JUPYTER_PATH", None)
         env.pop("JUPYTER_CONFIG_PATH", None)
         # The kernel must be this environment's Python (jupyter_client maps "python" to it too).
