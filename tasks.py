@@ -288,7 +288,9 @@ def setup() -> None:
         try:
             old = json.loads(STAMP.read_text())
         except ValueError:
-            old = {}
+            pass
+    if not isinstance(old, dict):  # a stamp of an older tasks.py
+        old = {}
     if PY.exists() and old == stamp:
         return
     if not PY.exists():
