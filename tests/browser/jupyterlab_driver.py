@@ -41,7 +41,7 @@ CHROMIUM_ARGS = [
 # Copied to the server's root folder: everything a notebook may read, not the heavy or private bits.
 COPY_IGNORE = shutil.ignore_patterns(
     ".git", ".venv", "test-artifacts", "__pycache__", "*.egg-info", ".ipynb_checkpoints",
-    ".pytest_cache", ".ruff_cache", "build", "dist", ".gl", ".whl", ".cache", ".lock-tool",
+    ".pytest_cache", ".ruff_cache", "build", "dist", ".gl", ".whl", ".cache", ".lock-tool", ".hypothesis",
 )
 CACHE_ENV = "ATTENTION_TUTORIAL_CACHE"  # helpers.training's cache of trained weights
 LAB_SETTINGS = {
