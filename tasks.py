@@ -143,7 +143,7 @@ def environment_yml(lock_text: str) -> str:
     pins, other = parse_lock(lock_text)
     lines = [
         "# Binder (repo2docker) builds this environment. Generated from requirements.txt by",
-        "# `python3 tasks.py lock`: do not edit (tests/test_lock.py checks that they agree).",
+        "# `python3 tasks.py lock`: do not edit (tests/test_environment_files.py checks it).",
         "# conda provides only Python and pip; every package comes from the lock, through pip.",
         "name: attention-tutorial",
         "channels:",
