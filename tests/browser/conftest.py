@@ -78,7 +78,9 @@ def page(browser, lab_server, _shared_page):
         context.set_default_timeout(30_000)
         _shared_page.update(context=context, page=context.new_page())
     yield _shared_page["page"]
-    lab_server.shutdown_kernels()  # kernels outlive the page: free the CPU for the next notebook
+    # Kernels outlive the page: end them (in the background: a kernel takes seconds to shut
+    # down, idle, while the next notebook opens).
+    lab_server.shutdown_kernels(wait=False)
 
 
 def _discard_page(holder) -> None:

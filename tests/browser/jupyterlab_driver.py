@@ -23,6 +23,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -114,6 +115,7 @@ class LabServer:
         self.token = secrets.token_hex(24)
         self.port = 0
         self.proc: subprocess.Popen | None = None
+        self._shutdowns: list[threading.Thread] = []
 
     @property
     def url(self) -> str:
@@ -187,6 +189,7 @@ class LabServer:
     def stop(self) -> None:
         if self.proc is None:
             return
+        self.wait_for_shutdowns()
         if self.proc.poll() is None:
             try:
                 for s in self.api("GET", "/api/sessions", timeout=5):
@@ -208,10 +211,26 @@ class LabServer:
             body = resp.read()
         return json.loads(body) if body else None
 
-    def shutdown_kernels(self) -> None:
-        """End every session (and its kernel): a kernel outlives the browser page that used it."""
-        for s in self.api("GET", "/api/sessions"):
-            self.api("DELETE", f"/api/sessions/{s['id']}", timeout=30)
+    def shutdown_kernels(self, wait: bool = True) -> None:
+        """End every session (and its kernel): a kernel outlives the browser page that used it.
+        A kernel takes ~2.7 s to shut down, idle all the while: with wait=False the next notebook
+        starts meanwhile (`stop()` and `wait_for_shutdowns()` wait for them)."""
+        sessions = self.api("GET", "/api/sessions")
+
+        def delete() -> None:
+            for s in sessions:
+                self.api("DELETE", f"/api/sessions/{s['id']}", timeout=30)
+        if wait:
+            delete()
+            return
+        thread = threading.Thread(target=delete, daemon=True, name="shutdown-kernels")
+        thread.start()
+        self._shutdowns.append(thread)
+
+    def wait_for_shutdowns(self, timeout: float = 60) -> None:
+        for thread in self._shutdowns:
+            thread.join(timeout)
+        self._shutdowns = [t for t in self._shutdowns if t.is_alive()]
 
     def lab_url(self) -> str:
         # A fresh, empty workspace: nothing opened by an earlier page is restored.
