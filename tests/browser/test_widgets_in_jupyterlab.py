@@ -58,7 +58,11 @@ def _write(server: jd.LabServer, name: str, nb: dict) -> str:
     return relpath
 
 
-IMPORTS = "import ipywidgets as W\nimport matplotlib.pyplot as plt\nfrom IPython.display import display"
+# `import helpers` as every tutorial notebook does: it keeps figures inline when the kernel
+# inherited a file-only MPLBACKEND (helpers/_inline.py), so the self-tests pass under
+# MPLBACKEND=Agg too.
+IMPORTS = ("import helpers\nimport ipywidgets as W\nimport matplotlib.pyplot as plt\n"
+           "from IPython.display import display")
 
 GOOD = [
     IMPORTS,
