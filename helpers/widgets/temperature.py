@@ -51,7 +51,9 @@ def softmax_with_temperature(scores, temperature: float):
         raise ValueError(f"scores must be a list or 1-D tensor of numbers, got "
                          f"{type(scores).__name__}")
     try:
-        s = torch.as_tensor(scores).detach().to("cpu", torch.float64)
+        s = scores.detach() if isinstance(scores, torch.Tensor) \
+            else torch.as_tensor(scores, dtype=torch.float64)  # not float32: 1e39 stays finite
+        s = s.to("cpu", torch.float64)
     except (TypeError, ValueError, RuntimeError):
         raise ValueError(f"scores must be a list or 1-D tensor of numbers, got "
                          f"{type(scores).__name__}") from None
