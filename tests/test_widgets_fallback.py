@@ -153,3 +153,18 @@ def test_online_softmax_view_draws_one_span_per_block_and_refuses_bad_sizes():
     w = online_softmax_widget(x, 2)
     w.controls["block_size"].value = 5
     assert "1 blocks" in w.result.texts[0].get_text()
+
+
+def test_a_static_renderer_shows_the_png_of_a_stored_widget_output():
+    """nbconvert's HTML export (what nbviewer uses) of a saved widget output without widget state
+    shows the PNG, not the widget's repr."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    data = _bundle(WIDGETS["alignment (00)"]())
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("alignment_widget()", outputs=[
+        nbformat.v4.new_output("display_data", data=data)])]
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    assert f"data:image/png;base64,{data['image/png'][:60]}" in html
+    assert "VBox(" not in html
