@@ -46,7 +46,7 @@ def mask_explorer_figure(kind: str, length: int = 6, n_pad: int = 2, seed: int =
     fig, (ax_m, ax_w) = plt.subplots(1, 2, figsize=(3.2 + 1.1 * length, 1.4 + 0.45 * length),
                                      layout="constrained")
     attention_heatmap(mask.float(), labels, labels, ax=ax_m, title=f"mask: {kind} (1 = may attend)",
-                      cmap="cividis", vmax=1.0, colorbar_label="1 = may attend")
+                      cmap="cividis", vmax=1.0, colorbar_label="1 = may attend", annotate=False)
     attention_heatmap(weights, labels, labels, ax=ax_w, title="attention weights", vmax=1.0,
                       mask=mask, colorbar_label="weight")
     return fig
