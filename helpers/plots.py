@@ -562,9 +562,10 @@ def lr_schedule_plot(lrs: Sequence[float], warmup_steps: int | None = None, ax=N
 
 def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequence[str],
                          title: str | None = None) -> plt.Figure:
-    """One heatmap per decoder layer (rows) and head (columns), all on the scale 0..1 with one
-    colour bar. ``weights`` is a list (one per layer) of (num_heads, Lt, Ls) tensors; x ticks are
-    source characters (a space is shown as ␣), y ticks output tokens."""
+    """One heatmap per decoder layer and head (layer by layer; as many heads per row as stay
+    legible), all on the scale 0..1 with one colour bar. ``weights`` is a list (one per layer)
+    of (num_heads, Lt, Ls) tensors; x ticks are source characters (a space is shown as ␣),
+    y ticks output tokens."""
     fn = "cross_attention_grid"
     if isinstance(weights, torch.Tensor) and weights.dim() == 4:
         weights = list(weights)
@@ -582,21 +583,29 @@ def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequenc
     src_ticks = _tick_texts(["␣" if c == " " else repr(c)[1:-1] if isinstance(c, str) else c
                              for c in src_labels], ls, "src_labels", fn)
     out_ticks = _tick_texts(out_labels, lt, "out_labels", fn)
-    pw = min(max(2.6, 1.0 + 0.17 * ls), 13.0 / n_heads)
-    ph = max(2.4, 1.0 + 0.2 * lt)
-    fig, axes = plt.subplots(n_layers, n_heads, figsize=(pw * n_heads + 0.9, ph * n_layers),
-                             squeeze=False, layout="constrained")
+    # Panels in reading order (layer by layer, head by head), as many per row as fit in about
+    # 10 inches with every source character legible (a cell of at least 0.12 in).
+    n = n_layers * n_heads
+    cols = max(1, min(n_heads, int(9.6 // (0.8 + 0.12 * ls))))
+    rows = -(-n // cols)
+    pw = min(max(2.6, 0.8 + 0.17 * ls), 9.6 / cols)
+    ph = max(2.2, 0.9 + 0.17 * lt)
+    fig, grid = plt.subplots(rows, cols, figsize=(pw * cols + 0.9, ph * rows), squeeze=False,
+                             layout="constrained")
+    axes = list(grid.ravel())
+    for ax in axes[n:]:
+        ax.remove()
+    axes = axes[:n]
     im = None
-    for layer, w in enumerate(layers):
-        for head in range(n_heads):
-            ax = axes[layer][head]
-            im = _draw_heatmap(ax, w[head], None, src_ticks, out_ticks, annotate=False,
-                               cmap="viridis", xlabel="source" if layer == n_layers - 1 else "",
-                               ylabel="output" if head == 0 else "", vmin=0.0, vmax=1.0,
-                               title=f"layer {layer}, head {head}")
-            ax.tick_params(labelsize=MIN_FONT_PT)
+    for k, ax in enumerate(axes):
+        layer, head = divmod(k, n_heads)
+        im = _draw_heatmap(ax, layers[layer][head], None, src_ticks, out_ticks, annotate=False,
+                           cmap="viridis", xlabel="source" if k + cols >= n else "",
+                           ylabel="output" if k % cols == 0 else "", vmin=0.0, vmax=1.0,
+                           title=f"layer {layer}, head {head}")
+        ax.tick_params(labelsize=MIN_FONT_PT)
     fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
     if title:
         fig.suptitle(title)
-    _fit_tick_labels(*np.ravel(axes))
+    _fit_tick_labels(*axes)
     return fig

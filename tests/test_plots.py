@@ -317,3 +317,19 @@ def test_cross_attention_grid_draws_each_layer_and_head_on_one_scale():
     np.testing.assert_allclose(panels[3].images[0].get_array(), ws[1][1].numpy())
     assert {ax.images[0].get_clim() for ax in panels} == {(0.0, 1.0)}
     assert ticks(panels[0].get_xticklabels()) == ["a", "b", "␣", "c"]
+
+
+def test_cross_attention_grid_keeps_every_source_character_legible(styled):
+    """Four heads over 24 source characters: the panels wrap (two per row) rather than thin out
+    or rotate the characters, and the figure stays about 10 inches wide."""
+    g = torch.Generator().manual_seed(0)
+    src = list("tuesday, 12 march 2021  ")
+    ws = [torch.softmax(torch.randn(4, 3, 24, generator=g), -1) for _ in range(2)]
+    fig = cross_attention_grid(ws, src, ["a", "b", "c"])
+    assert fig.get_size_inches()[0] <= 10.6
+    panels = [ax for ax in fig.axes if ax.images]
+    assert [ax.get_title() for ax in panels[:3]] == ["layer 0, head 0", "layer 0, head 1",
+                                                     "layer 0, head 2"]
+    for ax in panels:
+        labels = ax.get_xticklabels()
+        assert all(t.get_visible() for t in labels) and {t.get_rotation() for t in labels} == {0.0}
