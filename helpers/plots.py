@@ -258,7 +258,7 @@ def attention_heatmap(
     keep = _as_mask(mask, (lq, lk), fn) if mask is not None else None
     lo, hi = _heatmap_scale([w.numpy()], [keep], vmin, vmax)
     if ax is None:
-        _, ax = plt.subplots(figsize=_heatmap_size(lq, lk), layout="constrained")
+        _, ax = plt.subplots(figsize=_heatmap_size(lq, lk))  # no layout engine: tight_layout works
     fig = ax.figure
     im = _draw_heatmap(ax, w, keep, xt, yt, title=title, annotate=annotate, cmap=cmap,
                        xlabel=xlabel, ylabel=ylabel, vmin=lo, vmax=hi)
@@ -294,7 +294,8 @@ def attention_heatmaps(
     matrix; ``x_labels``/``y_labels`` the tokens, shared by all panels. The scale runs from ``vmin``
     to ``vmax`` (``None``: the smallest / largest value over ALL matrices). ``masks`` is one boolean
     mask for every panel or a list with one per panel (``None`` entries allowed), True = may attend;
-    masked cells are hatched grey. ``axes``: draw into these (one per matrix). Returns the Figure.
+    masked cells are hatched grey. ``axes``: draw into these (one per matrix). Returns the Figure,
+    laid out by matplotlib's constrained layout (so do not call ``tight_layout`` on it).
     """
     fn = "attention_heatmaps"
     if isinstance(weights, torch.Tensor) and weights.dim() == 3:
