@@ -257,7 +257,8 @@ def attention_heatmap(
     yt = _tick_texts(y_labels, lq, "y_labels", fn, (lq, lk))
     keep = _as_mask(mask, (lq, lk), fn) if mask is not None else None
     lo, hi = _heatmap_scale([w.numpy()], [keep], vmin, vmax)
-    if ax is None:
+    own = ax is None
+    if own:
         _, ax = plt.subplots(figsize=_heatmap_size(lq, lk))  # no layout engine: tight_layout works
     fig = ax.figure
     im = _draw_heatmap(ax, w, keep, xt, yt, title=title, annotate=annotate, cmap=cmap,
@@ -267,6 +268,8 @@ def attention_heatmap(
     elif keep is not None and not keep.all():
         ax.set_title(f"{title}\n(hatched = masked)" if title else "hatched = masked")
     _fit_tick_labels(ax)
+    if own:
+        fig.tight_layout()
     return fig
 
 
