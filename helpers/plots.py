@@ -89,13 +89,11 @@ def _as_2d(weights, name: str = "weights", fn: str = "attention_heatmap") -> tor
 
 
 def _tick_texts(labels, n: int, name: str, fn: str, shape: tuple | None = None) -> list[str]:
-    """Tick labels as short strings (numbers are accepted and written with str())."""
+    """Tick labels as short strings: numbers are written with str(), a str gives one label per
+    character, a label longer than MAX_LABEL_CHARS is cut with "…"."""
     if labels is None:
         return [str(i) for i in range(n)]
-    if isinstance(labels, (str, bytes)):
-        raise TypeError(f"{fn}: {name} must be a sequence of labels (one per position), got the "
-                        f"string {_short(labels)!r}; use list(text) for one label per character")
-    try:
+    try:  # a str gives one label per character
         labels = list(labels)
     except TypeError:
         raise TypeError(f"{fn}: {name} must be a sequence of labels, got "
@@ -376,7 +374,7 @@ def weight_bars(
     n = w.shape[0]
     if n == 0:
         raise ValueError("weight_bars: weights is empty; expected at least one weight")
-    if labels is not None and not isinstance(labels, (str, bytes)) and len(labels) != n:
+    if labels is not None and len(labels) != n:
         raise ValueError(f"labels has {len(labels)} entries but there are {n} weights")
     names = _tick_texts(labels, n, "labels", "weight_bars")
     if ax is None:

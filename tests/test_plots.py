@@ -201,6 +201,8 @@ def test_long_labels_are_shortened_and_rotated_numbers_accepted(styled):
     assert ticks(ax.get_xticklabels()) == ["the", "internation…", "cat"]
     assert ticks(ax.get_yticklabels()) == ["7", "8", "9"]
     assert {t.get_rotation() for t in ax.get_xticklabels()} == {90.0}
+    ax = attention_heatmap(torch.eye(2), "ab", "cd").axes[0]  # a str: one label per character
+    assert ticks(ax.get_xticklabels()) == ["a", "b"] and ticks(ax.get_yticklabels()) == ["c", "d"]
 
 
 def _is_colour_bar(ax):
@@ -272,8 +274,8 @@ def test_masked_heatmap_without_colour_bar_says_so_in_the_title(styled):
     [
         (lambda: attention_heatmap(torch.ones(0, 3)), ValueError, r"weights is empty, shape \(0, 3\)"),
         (lambda: attention_heatmap([]), ValueError, r"2-D \(Lq, Lk\) matrix, got shape \(0,\)"),
-        (lambda: attention_heatmap(torch.ones(2, 2), x_labels="ab"), TypeError,
-         "x_labels must be a sequence of labels"),
+        (lambda: attention_heatmap(torch.ones(2, 2), x_labels=3), TypeError,
+         "x_labels must be a sequence of labels, got int"),
         (lambda: attention_heatmap(torch.ones(2, 2), mask=torch.ones(2, 2)), TypeError,
          "mask must be boolean"),
         (lambda: attention_heatmap(torch.ones(2, 2), mask=torch.ones(3, 3, dtype=torch.bool)),
