@@ -216,7 +216,7 @@ def test_plots_draw_what_they_are_given():
     plt.close(fig)
     w = [torch.softmax(torch.randn(2, 3, 4), -1), torch.softmax(torch.randn(2, 3, 4), -1)]
     fig = cross_attention_grid(w, list("ab c"), ["1", "2", "<eos>"], title="t")
-    assert len(fig.axes) == 4
+    assert len(fig.axes) == 5  # 2 layers x 2 heads, and one colour bar shared by all
     ax = fig.axes[3]  # layer 1, head 1
     assert ax.get_title() == "layer 1, head 1"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "␣", "c"]

@@ -1,0 +1,63 @@
+"""Interactive widgets, one module per notebook or concept. Each widget is a ``ViewWidget`` (see
+``_shell``): standard ipywidgets controls wired to a pure view function that computes or draws what
+the widget shows, unit-tested in tests/ (nbval never moves a slider). Displayed, every widget also
+carries a PNG of its first state and a text, shown where no kernel runs (GitHub, nbviewer).
+
+- ``alignment`` (notebook 00): word alignments between languages;
+- ``temperature`` (02): softmax temperature;
+- ``masks`` (04): the mask explorer;
+- ``heads`` (05): the head picker;
+- ``positions`` (06): the positional-encoding explorer;
+- ``gradients`` (07): post-LN vs pre-LN gradient norms;
+- ``cross_attention`` (08): cross-attention by layer and head;
+- ``translator`` (10): the date translator;
+- ``online_softmax`` (11): the online softmax block by block.
+"""
+
+from ._shell import LIVE_HINT, ViewWidget, figure_png, show_view
+from .alignment import ALIGNMENTS, alignment_matrix, alignment_view, alignment_widget
+from .cross_attention import cross_attention_view, cross_attention_widget
+from .gradients import grad_norm_view, grad_norm_widget
+from .heads import head_heatmap_figure, head_picker
+from .masks import MASK_KINDS, build_mask, mask_explorer, mask_explorer_figure, mask_explorer_view
+from .online_softmax import online_softmax_view, online_softmax_widget
+from .positions import position_dimension_figure, position_explorer
+from .temperature import (
+    parse_scores,
+    softmax_with_temperature,
+    temperature_view,
+    temperature_widget,
+)
+from .translator import translator_view, translator_widget
+
+__all__ = [
+    "ALIGNMENTS",
+    "LIVE_HINT",
+    "MASK_KINDS",
+    "ViewWidget",
+    "alignment_matrix",
+    "alignment_view",
+    "alignment_widget",
+    "build_mask",
+    "cross_attention_view",
+    "cross_attention_widget",
+    "figure_png",
+    "grad_norm_view",
+    "grad_norm_widget",
+    "head_heatmap_figure",
+    "head_picker",
+    "mask_explorer",
+    "mask_explorer_figure",
+    "mask_explorer_view",
+    "online_softmax_view",
+    "online_softmax_widget",
+    "parse_scores",
+    "position_dimension_figure",
+    "position_explorer",
+    "show_view",
+    "softmax_with_temperature",
+    "temperature_view",
+    "temperature_widget",
+    "translator_view",
+    "translator_widget",
+]
