@@ -3,11 +3,11 @@
 Measures, in one process, with the compared sides interleaved and medians over repeats:
 
 1. helpers ``MultiHeadAttention`` against ``nn.MultiheadAttention`` (same weights, outputs
-   asserted equal) at B=8, T=256, d_model=256, 8 heads, CPU forward, with need_weights=False and
+   asserted equal) at B=8, L=256, d_model=256, 8 heads, CPU forward, with need_weights=False and
    need_weights=True (average_attn_weights=False), under ``torch.no_grad()`` (inference) and,
    as a second line, with autograd recording (as in training);
 2. greedy decoding of 128 new tokens with and without the KV cache (ids asserted identical);
-3. peak extra memory of naive vs tiled attention at T=4096 (``helpers.efficient.peak_memory``,
+3. peak extra memory and median time of naive vs tiled attention at L=4096 (``helpers.efficient.peak_memory``,
    which counts the bytes of the tensors each operator creates).
 
     python3 tasks.py bench [--repeats 15] [--threads N] [--device cpu|cuda]
@@ -56,7 +56,7 @@ def interleaved_medians(fns: dict, repeats: int, inner: int, device, warmup: int
 
 
 def mha_pair(b: int, t: int, d_model: int, heads: int, device):
-    """helpers MHA and nn.MultiheadAttention with the same weights, and an input x (B, T, d_model)."""
+    """helpers MHA and nn.MultiheadAttention with the same weights, and an input x (B, L, d_model)."""
     ours = MultiHeadAttention(d_model, heads).to(device).eval()
     ref = nn.MultiheadAttention(d_model, heads, batch_first=True).to(device).eval()
     with torch.no_grad():
@@ -82,7 +82,7 @@ def bench_mha(args, device) -> None:
             x, x, x, need_weights=True, average_attn_weights=False
         ),
     }
-    print("\n1. MultiHeadAttention forward, B=8, T=256, d_model=256, 8 heads "
+    print("\n1. MultiHeadAttention forward, B=8, L=256, d_model=256, 8 heads "
           f"(median ms per call over {args.repeats} interleaved repeats)")
     for label, grad in (("inference, torch.no_grad()", False), ("autograd recording", True)):
         x.requires_grad_(grad)
@@ -132,7 +132,7 @@ def bench_tiled(args, device) -> None:
          "tiled": lambda: tiled_attention(q, k, v, block_size=block)},
         max(3, args.repeats // 3), inner=1, device=device, warmup=1,
     )
-    print(f"\n3. One head, T={t}, d_k={d}, block_size={block}: peak extra memory (tensor bytes) "
+    print(f"\n3. One head, L={t}, d_k={d}, block_size={block}: peak extra memory (tensor bytes) "
           "and median time")
     print(f"    naive: {naive / 2**20:8.1f} MiB  {med['naive'] * 1e3:8.1f} ms")
     print(f"    tiled: {tiled / 2**20:8.1f} MiB  {med['tiled'] * 1e3:8.1f} ms")

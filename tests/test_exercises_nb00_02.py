@@ -26,23 +26,31 @@ def test_nb00_alignment(capsys):
         nb00.check_alignment([0, 1, 2, 3, 4])
     with pytest.raises(AssertionError, match=r"'est' -> 'big', 'grande' -> 'is'"):
         nb00.check_alignment([0, 2, 1, 4, 3])
-    with pytest.raises(AssertionError, match="one English index per French word"):
+    with pytest.raises(AssertionError, match=r"expected one English index per French word .* got 3"):
         nb00.check_alignment([0, 2, 1])
-    with pytest.raises(AssertionError, match="outside the English sentence"):
+    with pytest.raises(AssertionError, match="expected indices from 0 to 4 .* got 5"):
         nb00.check_alignment([1, 3, 2, 4, 5])  # 1-based indices
     with pytest.raises(AssertionError, match="list of 5 whole numbers"):
         nb00.check_alignment(["la", "the"])
+    # the right digits as one string, or as strings and floats, are not a list of indices
+    with pytest.raises(AssertionError, match="got the text '02134'"):
+        nb00.check_alignment("02134")
+    with pytest.raises(AssertionError, match="list of 5 whole numbers"):
+        nb00.check_alignment(["0", "2", "1", "3", "4"])
+    with pytest.raises(AssertionError, match="list of 5 whole numbers"):
+        nb00.check_alignment([0.0, 2.0, 1.0, 3.0, 4.0])
+    assert nb00.check_alignment((0, 2, 1, 3, 4))
     assert nb00.check_alignment([0, 2, 1, 3, 4])
     assert "correct" in capsys.readouterr().out
 
 
 def test_nb00_bottleneck(capsys):
     assert_not_attempted(capsys, nb00.check_bottleneck_sizes(stub))
-    with pytest.raises(AssertionError, match="only the encoder's last hidden state"):
+    with pytest.raises(AssertionError, match="receives 12 numbers; expected the size of the encoder's last hidden state only"):
         nb00.check_bottleneck_sizes(lambda n, h: (n * h, n * h))
-    with pytest.raises(AssertionError, match="one hidden state per source word"):
+    with pytest.raises(AssertionError, match="attention can look at 4 numbers; expected one hidden state per source word"):
         nb00.check_bottleneck_sizes(lambda n, h: (h, h))
-    with pytest.raises(AssertionError, match="return a pair of whole numbers"):
+    with pytest.raises(AssertionError, match="expected a pair of whole numbers"):
         nb00.check_bottleneck_sizes(lambda n, h: h)
     assert nb00.check_bottleneck_sizes(lambda n, h: (h, n * h))
 
@@ -61,19 +69,19 @@ def test_nb01_dot_attention_accepts_the_right_answer(capsys):
 @pytest.mark.parametrize(
     ("wrong", "match"),
     [
-        (lambda q, k, v: right_dot_attention(q, k, v)[0], r"return a pair \(context, weights\)"),
+        (lambda q, k, v: right_dot_attention(q, k, v)[0], r"expected a pair \(context, weights\)"),
         (lambda q, k, v: (torch.softmax(q @ k.T, dim=0) @ v, torch.softmax(q @ k.T, dim=0)),
-         "sum to 1 down each column"),
-        (lambda q, k, v: ((q @ k.T) @ v, q @ k.T), "did you apply the softmax"),
-        (lambda q, k, v: right_dot_attention(q / 2, k, v), "you scaled the scores"),
+         r"expected each row .* got row sums \[.*\]: your weights sum to 1 down each column"),
+        (lambda q, k, v: ((q @ k.T) @ v, q @ k.T), r"got row sums \[.*\]: did you apply the softmax"),
+        (lambda q, k, v: right_dot_attention(q / 2, k, v), r"expected largest weight 0\.\d{4}, got 0\.\d{4}: you scaled the scores"),
         (lambda q, k, v: (torch.softmax(q @ k.T, -1) @ v[:, :1], torch.softmax(q @ k.T, -1)),
          r"context should have shape \(Lq, d_v\) = \(3, 2\)"),
         (lambda q, k, v: (torch.softmax(k @ q.T, -1).T @ v, torch.softmax(k @ q.T, -1)),
          r"weights should have shape \(Lq, Lk\) = \(3, 5\)"),
         (lambda q, k, v: (torch.softmax(q @ k.T, -1) @ v * 2, torch.softmax(q @ k.T, -1)),
-         "context differs from weights @ values"),
+         r"(?s)context differs from weights @ values:\n.*Greatest absolute difference"),
         (lambda q, k, v: right_dot_attention(q, q[[0, 1, 2, 0, 1]], v),
-         r"weights differ from softmax\(queries @ keys.T"),
+         r"(?s)weights differ from softmax\(queries @ keys.T, dim=-1\):\n.*Greatest absolute difference"),
     ],
 )
 def test_nb01_dot_attention_rejects_plausible_mistakes(wrong, match):
@@ -83,13 +91,13 @@ def test_nb01_dot_attention_rejects_plausible_mistakes(wrong, match):
 
 def test_nb01_query_for_mouse(capsys):
     assert_not_attempted(capsys, nb01.check_query(None, X))
-    with pytest.raises(AssertionError, match="weight of 0.4895; it needs at least 0.5"):
+    with pytest.raises(AssertionError, match=r"expected a weight of at least 0.5 on word 5, got 0.4895"):
         nb01.check_query(X[5], X)  # "mouse"'s own embedding falls just short
-    with pytest.raises(AssertionError, match="length is 12.8"):
+    with pytest.raises(AssertionError, match="expected a length of at most 2.0, got 12.8"):
         nb01.check_query(X[5] * 10, X)  # scaling up works, but is not allowed
-    with pytest.raises(AssertionError, match="vector of 4 numbers"):
+    with pytest.raises(AssertionError, match=r"expected a vector of 4 numbers like the embeddings, got shape \(2,\)"):
         nb01.check_query(torch.tensor([0.0, -1.0]), X)
-    with pytest.raises(AssertionError, match="inf or nan"):
+    with pytest.raises(AssertionError, match="expected finite numbers, got inf or nan"):
         nb01.check_query(torch.tensor([0.0, 0.0, 0.0, float("nan")]), X)
     assert nb01.check_query(torch.tensor([0.0, 0.6, 0.0, -1.9]), X)
     assert nb01.check_query([0.0, 0.0, 0.0, -2.0], X)
@@ -109,11 +117,13 @@ def test_nb02_stable_log_softmax(capsys):
 @pytest.mark.parametrize(
     ("wrong", "match"),
     [
-        (lambda s: torch.log(torch.softmax(s, dim=-1)), "log of the softmax itself"),
-        (lambda s: s - torch.log(torch.exp(s).sum(dim=-1, keepdim=True)), "exp overflows"),
-        (lambda s: s - s.amax(dim=-1, keepdim=True), "differs from torch.log_softmax"),
-        (lambda s: torch.log_softmax(s, dim=0), "differs from torch.log_softmax"),
-        (lambda s: torch.log_softmax(s, dim=-1)[..., :1], "return the same shape"),
+        (lambda s: torch.log(torch.softmax(s, dim=-1)), r"expected finite numbers, got \[\[0\.0, -inf"),
+        (lambda s: s - torch.log(torch.exp(s).sum(dim=-1, keepdim=True)), "expected finite numbers, got"),
+        # assert_close's numbers are kept in the message
+        (lambda s: s - s.amax(dim=-1, keepdim=True),
+         r"(?s)differs from torch.log_softmax for x of shape \(3,\):\n.*Greatest absolute difference: \d"),
+        (lambda s: torch.log_softmax(s, dim=0), r"(?s)differs from torch.log_softmax.*\n.*Mismatched elements"),
+        (lambda s: torch.log_softmax(s, dim=-1)[..., :1], r"expected the same shape, got \(1,\)"),
     ],
 )
 def test_nb02_stable_log_softmax_rejects_plausible_mistakes(wrong, match):
@@ -123,12 +133,12 @@ def test_nb02_stable_log_softmax_rejects_plausible_mistakes(wrong, match):
 
 def test_nb02_softmax_jacobian(capsys):
     assert_not_attempted(capsys, nb02.check_softmax_jacobian(stub))
-    with pytest.raises(AssertionError, match=r"diag\(p\) is only half of it"):
+    with pytest.raises(AssertionError, match=r"expected off-diagonal entries like J\[0, 1\] = -0\.\d{4}, got 0\.0000: diag\(p\)"):
         nb02.check_softmax_jacobian(torch.diag)
-    with pytest.raises(AssertionError, match="check the sign"):
+    with pytest.raises(AssertionError, match=r"expected each column of J to sum to 0.*got column sums \[.*\]: check the sign"):
         nb02.check_softmax_jacobian(lambda p: torch.diag(p) + torch.outer(p, p))
-    with pytest.raises(AssertionError, match="differs from torch.autograd"):
+    with pytest.raises(AssertionError, match=r"(?s)differs from torch.autograd's:\n.*Greatest absolute difference"):
         nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p) * 0.5)
-    with pytest.raises(AssertionError, match=r"return an \(3, 3\) matrix"):
+    with pytest.raises(AssertionError, match=r"expected an \(3, 3\) matrix, got shape \(3,\)"):
         nb02.check_softmax_jacobian(lambda p: p)
     assert nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p))

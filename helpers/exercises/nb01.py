@@ -23,7 +23,7 @@ def check_dot_attention(fn) -> None:
     q, k, v = torch.randn(3, 4, generator=g), torch.randn(5, 4, generator=g), torch.randn(5, 2, generator=g)
     got = call(fn, q.clone(), k.clone(), v.clone())
     if not (isinstance(got, (tuple, list)) and len(got) == 2):
-        raise AssertionError(f"return a pair (context, weights), got {type(got).__name__}")
+        raise AssertionError(f"expected a pair (context, weights), got {type(got).__name__}")
     context, weights = (torch.as_tensor(t) for t in got)
     want_c, want_w = _reference(q, k, v)
     assert weights.shape == (3, 5), (
@@ -33,15 +33,22 @@ def check_dot_attention(fn) -> None:
         f"with 3 queries and values of size 2 the context should have shape (Lq, d_v) = (3, 2), "
         f"got {tuple(context.shape)}")
     if torch.allclose(weights.sum(0), torch.ones(5), atol=1e-4):
-        raise AssertionError("your weights sum to 1 down each column: normalise over the keys "
-                             "(the last dimension, dim=-1), one distribution per query")
+        raise AssertionError(
+            f"expected each row (one query) to sum to 1, got row sums "
+            f"{[round(v, 4) for v in weights.sum(-1).tolist()]}: your weights sum to 1 down each "
+            "column. Normalise over the keys (the last dimension, dim=-1)")
     if not torch.allclose(weights.sum(-1), torch.ones(3), atol=1e-4):
-        raise AssertionError("each row of weights should sum to 1: did you apply the softmax?")
+        raise AssertionError(
+            f"expected each row of weights to sum to 1, got row sums "
+            f"{[round(v, 4) for v in weights.sum(-1).tolist()]}: did you apply the softmax?")
     if torch.allclose(weights, torch.softmax(q @ k.T / math.sqrt(4), dim=-1), atol=1e-5):
-        raise AssertionError("you scaled the scores: that is notebook 02's idea. Here the weights "
-                             "are softmax(queries @ keys.T) with no scaling")
-    torch.testing.assert_close(weights, want_w, msg="weights differ from softmax(queries @ keys.T, dim=-1)")
-    torch.testing.assert_close(context, want_c, msg="context differs from weights @ values")
+        raise AssertionError(
+            f"expected largest weight {want_w.max().item():.4f}, got {weights.max().item():.4f}: "
+            "you scaled the scores, which is notebook 02's idea. Here the scores are not scaled")
+    torch.testing.assert_close(
+        weights, want_w, msg=lambda m: f"weights differ from softmax(queries @ keys.T, dim=-1):\n{m}")
+    torch.testing.assert_close(
+        context, want_c, msg=lambda m: f"context differs from weights @ values:\n{m}")
 
 
 @checker("Exercise 2 (a query for 'mouse')")
@@ -49,14 +56,14 @@ def check_query(q, x: torch.Tensor, target: int = 5, max_norm: float = 2.0) -> N
     """``q`` (d,) must put at least half of its weight on word ``target`` of ``x`` (L, d)."""
     q = torch.as_tensor(q, dtype=torch.float32)
     assert q.shape == (x.shape[1],), (
-        f"the query must be a vector of {x.shape[1]} numbers like the embeddings, got shape "
+        f"expected a vector of {x.shape[1]} numbers like the embeddings, got shape "
         f"{tuple(q.shape)}")
-    assert torch.isfinite(q).all(), "the query contains inf or nan"
+    assert torch.isfinite(q).all(), f"expected finite numbers, got inf or nan in {q.tolist()}"
     norm = float(q.norm())
     assert norm <= max_norm + 1e-6, (
-        f"the query's length is {norm:.4f}: keep it at most {max_norm} (a long enough query can "
+        f"expected a length of at most {max_norm}, got {norm:.4f} (a long enough query can "
         "pick anything, the challenge is to point in the right direction)")
     w = torch.softmax(x @ q, dim=-1)  # (L,)
     assert float(w[target]) >= 0.5, (
-        f"your query gives word {target} a weight of {float(w[target]):.4f}; it needs at least "
-        "0.5. Point the query where that word's embedding differs most from the others")
+        f"expected a weight of at least 0.5 on word {target}, got {float(w[target]):.4f} "
+        f"(the largest weight, {float(w.max()):.4f}, is on word {int(w.argmax())}). Point the query where that word's embedding differs most from the others")

@@ -20,14 +20,17 @@ def check_stable_log_softmax(fn) -> None:
     ]
     for x in cases:
         got = torch.as_tensor(call(fn, x.clone()))
-        assert got.shape == x.shape, f"for input of shape {tuple(x.shape)} return the same shape, got {tuple(got.shape)}"
+        assert got.shape == x.shape, (
+            f"for input of shape {tuple(x.shape)} expected the same shape, got {tuple(got.shape)}")
         if not torch.isfinite(got).all():
             raise AssertionError(
-                f"for x = {x.tolist()} you return {got.tolist()}: exp overflows (inf, nan) or "
-                "softmax underflows to 0 and its log is -inf. Subtract the max and never take "
-                "the log of the softmax itself: log softmax(x) = (x - m) - log(sum(exp(x - m)))")
-        torch.testing.assert_close(got, torch.log_softmax(x, dim=-1),
-                                   msg=f"your result differs from torch.log_softmax for x of shape {tuple(x.shape)}")
+                f"for x = {x.tolist()} expected finite numbers, got {got.tolist()}: exp "
+                "overflows (inf, nan), or the softmax underflows to 0 and its log is -inf. "
+                "Subtract the max first, and never take the log of the softmax itself")
+        torch.testing.assert_close(
+            got, torch.log_softmax(x, dim=-1),
+            msg=lambda m, x=x: f"your result differs from torch.log_softmax for x of shape "
+                               f"{tuple(x.shape)}:\n{m}")
 
 
 @checker("Exercise 2 (softmax_jacobian)")
@@ -39,11 +42,17 @@ def check_softmax_jacobian(fn) -> None:
         got = torch.as_tensor(call(fn, p.clone()))
         want = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=-1), s)
         n = p.shape[0]
-        assert got.shape == (n, n), f"for p of {n} weights return an ({n}, {n}) matrix, got {tuple(got.shape)}"
+        assert got.shape == (n, n), (
+            f"for p of {n} weights expected an ({n}, {n}) matrix, got shape {tuple(got.shape)}")
         if torch.allclose(got, torch.diag(p), atol=1e-5):
-            raise AssertionError("diag(p) is only half of it: raising one score also lowers every "
-                                 "other weight, which gives the - p_i p_j terms")
+            raise AssertionError(
+                f"for p = {[round(v, 4) for v in p.tolist()]} expected off-diagonal entries like "
+                f"J[0, 1] = {want[0, 1].item():.4f}, got {got[0, 1].item():.4f}: diag(p) is only "
+                "half of it, since raising one score also lowers every other weight")
         if torch.allclose(got, torch.diag(p) + torch.outer(p, p), atol=1e-5):
-            raise AssertionError("check the sign of the p p^T term: the weights must still sum to "
-                                 "one, so each column of the Jacobian sums to 0")
-        torch.testing.assert_close(got, want, msg="your Jacobian differs from torch.autograd's")
+            raise AssertionError(
+                f"expected each column of J to sum to 0 (the weights still sum to one), got column "
+                f"sums {[round(v, 4) for v in got.sum(0).tolist()]}: check the sign of the p p^T "
+                "term")
+        torch.testing.assert_close(
+            got, want, msg=lambda m: f"your Jacobian differs from torch.autograd's:\n{m}")

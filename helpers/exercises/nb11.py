@@ -81,25 +81,37 @@ def check_attention_step(fn):
         cache_k, cache_v = new_k, new_v
 
 
+# Plausible slips, each a formula that differs from the right one by one factor. The cases below
+# change every factor from one case to the next, so at most one slip fits all of them.
+_KV_SLIPS = (
+    ("keys only", lambda n, b, t, d, nb: n * b * t * d * nb,
+     "every layer caches two tensors per token, keys and values: count both"),
+    ("one layer", lambda n, b, t, d, nb: 2 * b * t * d * nb,
+     "each decoder layer keeps its own cache: count all of them"),
+    ("one sequence", lambda n, b, t, d, nb: 2 * n * t * d * nb,
+     "each sequence of the batch has its own keys and values"),
+    ("values, not bytes", lambda n, b, t, d, nb: 2 * n * b * t * d,
+     "that counts values: multiply by the bytes each value takes"),
+    ("four tensors", lambda n, b, t, d, nb: 4 * n * b * t * d * nb,
+     "count keys and values once per decoder layer (the self-attention cache; here we leave "
+     "the cross-attention cache out)"),
+)
+
+
 @checker("Exercise 3 (how big the KV cache grows)")
 def check_kv_cache_bytes(fn):
     """``fn(num_layers, batch, seq_len, d_model, bytes_per_value)`` -> int bytes."""
-    cases = ((2, 1, 128, 128, 4), (12, 8, 1024, 768, 2), (32, 1, 4096, 4096, 2))
-    for case in cases:
-        got = call(fn, *case)
-        layers, batch, seq_len, d_model, nbytes = case
-        want = 2 * layers * batch * seq_len * d_model * nbytes
-        assert isinstance(got, int | float), f"return a number of bytes, got {type(got).__name__}"
-        if got == want // 2:
-            raise AssertionError(
-                "half the expected size: every layer caches keys AND values, two tensors"
-            )
-        if got == want * 2:
-            raise AssertionError(
-                "twice the expected size: count keys and values once per decoder layer (the "
-                "self-attention cache; here we leave the cross-attention cache out)"
-            )
-        assert got == want, (
-            f"kv_cache_bytes{case} should be 2 x layers x batch x seq_len x d_model x bytes = "
-            f"{want:,}, got {got:,}"
-        )
+    cases = ((2, 1, 128, 128, 4), (12, 8, 1024, 768, 2), (32, 3, 4096, 4096, 2))
+    got = [call(fn, *case) for case in cases]
+    for case, value in zip(cases, got, strict=True):
+        assert isinstance(value, int | float), (
+            f"expected a number of bytes for kv_cache_bytes{case}, got {type(value).__name__}")
+    want = [2 * n * b * t * d * nb for n, b, t, d, nb in cases]
+    if got == want:
+        return
+    report = "; ".join(f"kv_cache_bytes{c}: expected {w:,}, got {g:,}"
+                       for c, w, g in zip(cases, want, got, strict=True) if g != w)
+    for _, slip, hint in _KV_SLIPS:
+        if all(g == slip(*c) for c, g in zip(cases, got, strict=True)):
+            raise AssertionError(f"{report}. Hint: {hint}")
+    raise AssertionError(report)
