@@ -22,7 +22,12 @@ def check_split_heads(fn):
             "Reshape to (B, L, h, d_k) first, then swap L and h with transpose(1, 2)"
         )
     want = x.view(2, 3, 4, 2).transpose(1, 2)
-    assert torch.equal(got, want), "head h of token t must hold x[b, t, h*d_k:(h+1)*d_k]"
+    if not torch.equal(got, want):
+        b, h, t, _ = ((got != want).nonzero()[0]).tolist()
+        raise AssertionError(
+            f"right shape, wrong numbers: head {h} of token {t} (batch {b}) holds {got[b, h, t].tolist()}, but it "
+            f"must hold the {h}-th slice of width d_k of that token's features, x[b, t, h*d_k:(h+1)*d_k]"
+        )
 
 
 def _count(d_model: int, bias: bool) -> int:
@@ -35,10 +40,14 @@ def check_mha_param_count(fn):
     for d_model, heads, bias in ((8, 2, True), (64, 8, True), (64, 4, False), (512, 8, True)):
         got = call(fn, d_model, heads, bias)
         want = _count(d_model, bias)
+        case = f"d_model={d_model}, num_heads={heads}, bias={bias}: got {got}"
         if got == 3 * d_model * d_model + (3 * d_model if bias else 0):
-            raise AssertionError("you counted W_q, W_k and W_v: do not forget the output projection W_o")
+            raise AssertionError(f"{case}, the size of W_q, W_k and W_v: do not forget the output projection W_o")
         if bias and got == 4 * d_model * d_model:
-            raise AssertionError("you forgot the biases: each of the 4 projections has d_model of them")
+            raise AssertionError(f"{case}, the weights only: each of the 4 projections also has d_model biases")
         if got == want // heads or got == want * heads:
-            raise AssertionError("the count does not depend on the number of heads: the heads share d_model")
-        assert got == want, f"param count for d_model={d_model}, num_heads={heads}, bias={bias}: got {got}, expected {want}"
+            raise AssertionError(f"{case}, which changes with num_heads: the heads share d_model, so the count "
+                                 "does not depend on the number of heads")
+        if got != want:
+            raise AssertionError(f"{case}, which is too {'large' if got > want else 'small'}: count 4 projections "
+                                 "of d_model x d_model (plus d_model biases each when bias=True)")
