@@ -210,3 +210,17 @@ def test_nb06_rope_score_at_offset(capsys):
     rejects(nb06.check_rope_score_at_offset, lambda q, k, o: (q * k).sum(), "without any rotation")
     rejects(nb06.check_rope_score_at_offset, lambda q, k, o: _rope_score(q, k, 2 * o), r"expected -?\d")
     rejects(nb06.check_rope_score_at_offset, lambda q, k, o: q * k, "one score")
+
+
+def test_nb05_shapes(capsys):
+    right = {"q": (2, 10, 64), "q_split": (2, 10, 8, 8), "q_heads": (2, 8, 10, 8), "scores": (2, 8, 10, 10),
+             "merged": (2, 10, 64)}
+    assert not nb05.check_shapes(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    accepts(nb05.check_shapes, right, capsys)
+    rejects(nb05.check_shapes, {**right, "scores": (2, 10, 10)}, "head axis stays")
+    rejects(nb05.check_shapes, {**right, "q_heads": (2, 8, 10, 64)}, "d_k = d_model / num_heads")
+    rejects(nb05.check_shapes, {**right, "scores": (2, 8, 10, 8)}, "summed away")
+    rejects(nb05.check_shapes, {**right, "q_heads": (2, 10, 8, 8)}, r"q_heads: got \(2, 10, 8, 8\)")
+    rejects(nb05.check_shapes, {**right, "q_split": (2, 8, 10, 8)}, "wrong order")
+    rejects(nb05.check_shapes, [(2, 10, 64)], "expected a dict with the keys")

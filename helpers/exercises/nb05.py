@@ -6,7 +6,7 @@ import torch
 
 from ._common import call, checker
 
-__all__ = ["check_mha_param_count", "check_split_heads"]
+__all__ = ["check_mha_param_count", "check_shapes", "check_split_heads"]
 
 
 @checker("Exercise 1 (split the heads)")
@@ -51,3 +51,35 @@ def check_mha_param_count(fn):
         if got != want:
             raise AssertionError(f"{case}, which is too {'large' if got > want else 'small'}: count 4 projections "
                                  "of d_model x d_model (plus d_model biases each when bias=True)")
+
+
+_SHAPE_STEPS = ("q", "q_split", "q_heads", "scores", "merged")
+
+
+def _shapes(b: int, length: int, d_model: int, h: int) -> dict[str, tuple[int, ...]]:
+    d_k = d_model // h
+    return {"q": (b, length, d_model), "q_split": (b, length, h, d_k), "q_heads": (b, h, length, d_k),
+            "scores": (b, h, length, length), "merged": (b, length, d_model)}
+
+
+@checker("Exercise 3 (the shape at each step)")
+def check_shapes(answer):
+    """``answer``: dict step -> shape tuple for B=2, L=10, d_model=64, num_heads=8 (see the notebook)."""
+    if not isinstance(answer, dict) or set(answer) != set(_SHAPE_STEPS):
+        got = sorted(answer) if isinstance(answer, dict) else type(answer).__name__
+        raise AssertionError(f"expected a dict with the keys {list(_SHAPE_STEPS)}, got {got}")
+    want = _shapes(2, 10, 64, 8)
+    for step in _SHAPE_STEPS:
+        got = tuple(int(n) for n in answer[step])
+        if got == want[step]:
+            continue
+        hint = ""
+        if 64 in got[1:] and step in ("q_split", "q_heads"):
+            hint = ": after the split, each head holds d_k = d_model / num_heads features, not d_model"
+        elif step == "scores" and len(got) == 3:
+            hint = ": every head has its own (L, L) scores, so the head axis stays"
+        elif step == "scores" and 8 in got[2:]:
+            hint = ": scores compare positions with positions; d_k is summed away by the matrix product"
+        elif sorted(got) == sorted(want[step]):
+            hint = ": the right sizes in the wrong order"
+        raise AssertionError(f"{step}: got {got}, which is not the shape of this step{hint}")
