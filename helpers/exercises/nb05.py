@@ -6,7 +6,7 @@ import torch
 
 from ._common import call, checker
 
-__all__ = ["check_mha_param_count", "check_split_heads"]
+__all__ = ["check_mha_param_count", "check_shapes", "check_split_heads"]
 
 
 @checker("Exercise 1 (split the heads)")
@@ -22,7 +22,12 @@ def check_split_heads(fn):
             "Reshape to (B, L, h, d_k) first, then swap L and h with transpose(1, 2)"
         )
     want = x.view(2, 3, 4, 2).transpose(1, 2)
-    assert torch.equal(got, want), "head h of token t must hold x[b, t, h*d_k:(h+1)*d_k]"
+    if not torch.equal(got, want):
+        b, h, t, _ = ((got != want).nonzero()[0]).tolist()
+        raise AssertionError(
+            f"right shape, wrong numbers: head {h} of token {t} (batch {b}) holds {got[b, h, t].tolist()}, but it "
+            f"must hold the {h}-th slice of width d_k of that token's features, x[b, t, h*d_k:(h+1)*d_k]"
+        )
 
 
 def _count(d_model: int, bias: bool) -> int:
@@ -35,10 +40,46 @@ def check_mha_param_count(fn):
     for d_model, heads, bias in ((8, 2, True), (64, 8, True), (64, 4, False), (512, 8, True)):
         got = call(fn, d_model, heads, bias)
         want = _count(d_model, bias)
+        case = f"d_model={d_model}, num_heads={heads}, bias={bias}: got {got}"
         if got == 3 * d_model * d_model + (3 * d_model if bias else 0):
-            raise AssertionError("you counted W_q, W_k and W_v: do not forget the output projection W_o")
+            raise AssertionError(f"{case}, the size of W_q, W_k and W_v: do not forget the output projection W_o")
         if bias and got == 4 * d_model * d_model:
-            raise AssertionError("you forgot the biases: each of the 4 projections has d_model of them")
+            raise AssertionError(f"{case}, the weights only: each of the 4 projections also has d_model biases")
         if got == want // heads or got == want * heads:
-            raise AssertionError("the count does not depend on the number of heads: the heads share d_model")
-        assert got == want, f"param count for d_model={d_model}, num_heads={heads}, bias={bias}: got {got}, expected {want}"
+            raise AssertionError(f"{case}, which changes with num_heads: the heads share d_model, so the count "
+                                 "does not depend on the number of heads")
+        if got != want:
+            raise AssertionError(f"{case}, which is too {'large' if got > want else 'small'}: count 4 projections "
+                                 "of d_model x d_model (plus d_model biases each when bias=True)")
+
+
+_SHAPE_STEPS = ("q", "q_split", "q_heads", "scores", "merged")
+
+
+def _shapes(b: int, length: int, d_model: int, h: int) -> dict[str, tuple[int, ...]]:
+    d_k = d_model // h
+    return {"q": (b, length, d_model), "q_split": (b, length, h, d_k), "q_heads": (b, h, length, d_k),
+            "scores": (b, h, length, length), "merged": (b, length, d_model)}
+
+
+@checker("Exercise 3 (the shape at each step)")
+def check_shapes(answer):
+    """``answer``: dict step -> shape tuple for B=2, L=10, d_model=64, num_heads=8 (see the notebook)."""
+    if not isinstance(answer, dict) or set(answer) != set(_SHAPE_STEPS):
+        got = sorted(answer) if isinstance(answer, dict) else type(answer).__name__
+        raise AssertionError(f"expected a dict with the keys {list(_SHAPE_STEPS)}, got {got}")
+    want = _shapes(2, 10, 64, 8)
+    for step in _SHAPE_STEPS:
+        got = tuple(int(n) for n in answer[step])
+        if got == want[step]:
+            continue
+        hint = ""
+        if 64 in got[1:] and step in ("q_split", "q_heads"):
+            hint = ": after the split, each head holds d_k = d_model / num_heads features, not d_model"
+        elif step == "scores" and len(got) == 3:
+            hint = ": every head has its own (L, L) scores, so the head axis stays"
+        elif step == "scores" and 8 in got[2:]:
+            hint = ": scores compare positions with positions; d_k is summed away by the matrix product"
+        elif sorted(got) == sorted(want[step]):
+            hint = ": the right sizes in the wrong order"
+        raise AssertionError(f"{step}: got {got}, which is not the shape of this step{hint}")
