@@ -83,7 +83,8 @@ def test_sublayer_connection(capsys):
         return x + f(norm(x)) if norm_first else norm(x + f(x))
 
     accepts(nb07.check_sublayer_connection, right, capsys)
-    rejects(nb07.check_sublayer_connection, lambda x, f, n, nf: right(x, f, n, not nf), "swapped")
+    rejects(nb07.check_sublayer_connection, lambda x, f, n, nf: right(x, f, n, not nf),
+            r"norm_first=False returned the pre-LN result .*differences from the expected \d\.\d{4}")
     rejects(nb07.check_sublayer_connection,
             lambda x, f, n, nf: f(n(x)) if nf else n(x + f(x)), "forgot the residual")
     rejects(nb07.check_sublayer_connection,
@@ -99,7 +100,10 @@ def test_torch_masks(capsys):
     rejects(nb08.check_torch_masks, lambda t, s: (~t, s[:, 0, 0, :]), "polarity")
     rejects(nb08.check_torch_masks, lambda t, s: (~t, ~s), r"\(B, Ls\)")
     rejects(nb08.check_torch_masks, lambda t, s: ((~t).float(), ~s[:, 0, 0, :]), "boolean")
-    rejects(nb08.check_torch_masks, lambda t, s: (~t.T, ~s[:, 0, 0, :]), "above the diagonal")
+    rejects(nb08.check_torch_masks, lambda t, s: (~t.T, ~s[:, 0, 0, :]),
+            r"tgt_mask: 12 of 16 entries are wrong, e\.g\. \(query, key\)")
+    rejects(nb08.check_torch_masks, lambda t, s: (~t, ~s[:, 0, 0, :].flip(0)),
+            r"memory_key_padding_mask: 4 of 10 entries are wrong")
 
 
 def test_most_attended(capsys):
@@ -175,7 +179,8 @@ def test_shift_targets(capsys):
     accepts(nb09.check_shift_targets, lambda t: (t[:, :-1], t[:, 1:]), capsys)
     rejects(nb09.check_shift_targets, lambda t: (t[:, 1:], t[:, :-1]), "swapped")
     rejects(nb09.check_shift_targets, lambda t: (t, t), r"\(B, L - 1\)")
-    rejects(nb09.check_shift_targets, lambda t: (t[:, :-1], t[:, :-1]), "shifted left")
+    rejects(nb09.check_shift_targets, lambda t: (t[:, :-1], t[:, :-1]), r"labels: for the target \[1, 5, 6, 7, 2\]")
+    rejects(nb09.check_shift_targets, lambda t: (t[:, 1:], t[:, 1:]), "decoder_input: for the target")
     rejects(nb09.check_shift_targets, lambda t: t[:, :-1], "tuple")
 
 

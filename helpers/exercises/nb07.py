@@ -79,16 +79,21 @@ def check_sublayer_connection(fn):
     for got, label in ((got_post, "norm_first=False"), (got_pre, "norm_first=True")):
         assert isinstance(got, torch.Tensor), f"{label}: return a tensor, got {type(got).__name__}"
         assert got.shape == x.shape, f"{label}: expected shape {tuple(x.shape)}, got {tuple(got.shape)}"
+    far_post, far_pre = _max_diff(got_post, post), _max_diff(got_pre, pre)
     if torch.allclose(got_post, pre) and torch.allclose(got_pre, post):
-        raise AssertionError("post-LN and pre-LN are swapped: norm_first=False (the paper's post-LN) "
-                             "normalises after the residual sum, norm_first=True before the sublayer")
-    if torch.allclose(got_pre, sublayer(norm(x)).detach()):
-        raise AssertionError("norm_first=True: you forgot the residual, add x back")
-    if torch.allclose(got_post, norm(sublayer(x)).detach()):
-        raise AssertionError("norm_first=False: you forgot the residual, normalise x + sublayer(x)")
+        raise AssertionError(f"norm_first=False returned the pre-LN result and norm_first=True the "
+                             f"post-LN one (largest differences from the expected {far_post:.4f}, "
+                             f"{far_pre:.4f}): norm_first=False is the paper's post-LN")
+    with torch.no_grad():
+        no_res_pre, no_res_post = sublayer(norm(x)), norm(sublayer(x))
+    if torch.allclose(got_pre, no_res_pre):
+        raise AssertionError(f"norm_first=True: largest difference from the expected {far_pre:.4f}; "
+                             "your output is sublayer(norm(x)) alone: you forgot the residual")
+    if torch.allclose(got_post, no_res_post):
+        raise AssertionError(f"norm_first=False: largest difference from the expected {far_post:.4f}; "
+                             "your output is norm(sublayer(x)): you forgot the residual")
     torch.testing.assert_close(got_post, post, msg=lambda m: "norm_first=False (post-LN) is wrong: " + m)
     torch.testing.assert_close(got_pre, pre, msg=lambda m: "norm_first=True (pre-LN) is wrong: " + m)
-
 
 def input_grad_norm(num_layers: int, norm_first: bool, seeds=(0, 1, 2), d_model: int = 32) -> float:
     """The reference measurement of exercise 3: the norm of the gradient of the loss with respect

@@ -27,13 +27,19 @@ def check_torch_masks(fn):
     assert m.shape == (2, 5), (f"memory_key_padding_mask must be (B, Ls) = (2, 5): one flag per source "
                                f"token, got {tuple(m.shape)}")
     if torch.equal(t, tgt_mask):
-        raise AssertionError("tgt_mask has our polarity (True = may attend); torch's boolean masks mean "
-                             "True = ignore: flip it with ~")
+        raise AssertionError(f"tgt_mask is True at {int(t.sum())} of 16 entries, on and below the "
+                             "diagonal: that is our polarity (True = may attend); torch's boolean "
+                             "masks mean True = ignore")
     if torch.equal(m, src_ok):
-        raise AssertionError("memory_key_padding_mask has our polarity (True = real token); torch wants "
-                             "True = padding (ignore): flip it with ~")
-    assert torch.equal(t, ~tgt_mask), "tgt_mask must be True strictly above the diagonal (the future)"
-    assert torch.equal(m, ~src_ok), "memory_key_padding_mask must be True exactly at the padding"
+        raise AssertionError(f"memory_key_padding_mask is True at the {int(m.sum())} real tokens: that "
+                             "is our polarity; torch wants True = padding (ignore)")
+    bad_t = (t != ~tgt_mask).nonzero().tolist()
+    assert not bad_t, (f"tgt_mask: {len(bad_t)} of 16 entries are wrong, e.g. (query, key) = "
+                       f"{tuple(bad_t[0])}, where you put {bool(t[tuple(bad_t[0])])}; True should mark "
+                       "the keys a query may not see")
+    bad_m = (m != ~src_ok).nonzero().tolist()
+    assert not bad_m, (f"memory_key_padding_mask: {len(bad_m)} of 10 entries are wrong, e.g. "
+                       f"(b, j) = {tuple(bad_m[0])}; True should mark the source padding")
 
 
 @checker("Exercise 2 (which source token does each target token read?)")

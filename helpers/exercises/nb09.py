@@ -66,10 +66,15 @@ def check_shift_targets(fn):
         assert isinstance(v, torch.Tensor), f"{name} must be a tensor, got {type(v).__name__}"
         assert v.shape == (2, 4), f"{name} must be (B, L - 1) = (2, 4), got {tuple(v.shape)}"
     if torch.equal(inp, tgt[:, 1:]) and torch.equal(lab, tgt[:, :-1]):
-        raise AssertionError("swapped: the decoder reads <bos> y1 .. yn (drop the last token) and "
-                             "must predict y1 .. yn <eos> (drop the first)")
-    assert torch.equal(inp, tgt[:, :-1]), "decoder_input must start with <bos> and drop the last token"
-    assert torch.equal(lab, tgt[:, 1:]), "labels must be the targets shifted left by one (drop <bos>)"
+        raise AssertionError(f"swapped: for the target {tgt[0].tolist()} your decoder_input is "
+                             f"{inp[0].tolist()} and your labels {lab[0].tolist()}; which of the two "
+                             "starts with <bos> (id 1)?")
+    assert torch.equal(inp, tgt[:, :-1]), (
+        f"decoder_input: for the target {tgt[0].tolist()} (1 = <bos>, 2 = <eos>) you gave "
+        f"{inp[0].tolist()}; the decoder reads what comes before each label")
+    assert torch.equal(lab, tgt[:, 1:]), (
+        f"labels: for the target {tgt[0].tolist()} (1 = <bos>, 2 = <eos>) you gave {lab[0].tolist()}; "
+        "position i must predict the token that follows decoder_input[i]")
 
 
 # Exercise 3: the stated model and batch, and the tensors whose shapes the learner predicts.
