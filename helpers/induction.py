@@ -288,7 +288,8 @@ def scores_over_training_plot(history: dict, ax=None):
     right.plot(steps, history["repeated_half"], color="black", ls="--", label="repeated-half loss")
     right.set_ylabel("loss (nats)")
     right.set_ylim(0, history["chance"] * 1.25)
-    ax.figure.legend(fontsize=8, loc="center right")
+    handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    ax.legend(handles=handles, fontsize=8, loc="center left")
     return ax.figure
 
 

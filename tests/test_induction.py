@@ -14,8 +14,10 @@ from helpers.induction import (
     induction_view,
     loss_curves_plot,
     per_position_loss,
+    per_position_plot,
     previous_token_score,
     repeated_tokens,
+    scores_over_training_plot,
     train_induction_model,
 )
 
@@ -161,3 +163,28 @@ def test_induction_view_shows_the_chosen_head_and_the_loss():
     with pytest.raises(ValueError, match="head"):
         induction_view(model, 0, "x")
     plt.close("all")
+
+
+def _fake_history():
+    return {"step": [0, 10], "repeated_half": [4.0, 1.0], "chance": 4.0,
+            "per_position": [torch.full((5,), 4.0), torch.tensor([4.0, 4.0, 0.5, 0.2, 0.1])],
+            "previous": [torch.tensor([[0.1, 0.2], [0.0, 0.1]]), torch.tensor([[0.7, 0.2], [0.0, 0.1]])],
+            "induction": [torch.tensor([[0.1, 0.0], [0.2, 0.1]]), torch.tensor([[0.1, 0.0], [0.9, 0.8]])]}
+
+
+def test_per_position_plot_draws_the_chosen_evaluations():
+    hist = _fake_history()
+    ax = per_position_plot(hist, [1]).axes[0]
+    assert list(ax.lines[0].get_ydata()) == pytest.approx([4.0, 4.0, 0.5, 0.2, 0.1])
+    assert ax.get_legend().get_texts()[0].get_text() == "step 10"
+    with pytest.raises(ValueError, match="indices"):
+        per_position_plot(hist, [])
+
+
+def test_scores_over_training_plot_draws_the_best_heads_and_the_loss():
+    fig = scores_over_training_plot(_fake_history())
+    left, right = fig.axes
+    assert list(left.lines[0].get_ydata()) == pytest.approx([0.2, 0.9])  # best head, last layer
+    assert list(left.lines[1].get_ydata()) == pytest.approx([0.2, 0.7])  # best head, layer 0
+    assert list(right.lines[0].get_ydata()) == [4.0, 1.0]
+    assert len(left.get_legend().get_texts()) == 3
