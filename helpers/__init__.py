@@ -20,6 +20,7 @@ from .decoding import beam_search, greedy_decode
 from .diagrams import show_diagram
 from .efficient import online_softmax, tiled_attention
 from .env import environment_report, get_device, in_colab, seed_everything
+from .modern import GroupedQueryAttention, RMSNorm, kv_cache_bytes, sliding_window_mask
 from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from .positional import PositionalEncoding, apply_rope, sinusoidal_positional_encoding
 from .training import (
@@ -32,6 +33,10 @@ from .training import (
 from .transformer import Transformer
 
 __all__ = [
+    "GroupedQueryAttention",
+    "RMSNorm",
+    "kv_cache_bytes",
+    "sliding_window_mask",
     "CharTokenizer",
     "Decoder",
     "DecoderCache",

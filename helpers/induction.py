@@ -23,7 +23,6 @@ __all__ = [
     "AttentionOnlyTransformer",
     "head_scores",
     "induction_view",
-    "induction_widget",
     "loss_curves_plot",
     "per_position_plot",
     "scores_over_training_plot",
@@ -295,7 +294,8 @@ def scores_over_training_plot(history: dict, ax=None):
 
 def induction_view(model: AttentionOnlyTransformer, layer: int, head: int, seed: int = 0, n: int = 12):
     """One new repeated sequence (period n, drawn from ``seed``): the chosen head's attention
-    pattern beside the model's loss at each position. Returns a Figure."""
+    pattern (masked cells hatched) beside the model's loss at each position. Returns a Figure;
+    ``helpers.widgets.induction_widget`` puts it behind controls."""
     import matplotlib.pyplot as plt
 
     from .plots import attention_heatmap
@@ -314,7 +314,7 @@ def induction_view(model: AttentionOnlyTransformer, layer: int, head: int, seed:
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.15, 1]})
     labels = [str(t) for t in ids[0].tolist()]
     attention_heatmap(weights, labels, labels, ax=ax0, vmin=0.0, vmax=1.0, annotate=False,
-                      title=f"layer {layer}, head {head}")
+                      title=f"layer {layer}, head {head}", mask=causal_mask(2 * n))
     ax1.bar(range(1, 2 * n), loss.numpy(), color=["C0"] * (n - 1) + ["C1"] * n)
     ax1.axhline(math.log(model.vocab_size), color="grey", ls=":", lw=1)
     ax1.axvline(n - 0.5, color="black", lw=0.8)
@@ -323,21 +323,3 @@ def induction_view(model: AttentionOnlyTransformer, layer: int, head: int, seed:
     ax1.set_title("loss at each position")
     fig.tight_layout()
     return fig
-
-
-def induction_widget(model: AttentionOnlyTransformer, n: int = 12):
-    """Widget: pick a layer, a head and a sequence seed; see the pattern and the per-position loss."""
-    import ipywidgets as widgets
-    import matplotlib.pyplot as plt
-
-    layer = widgets.Dropdown(options=list(range(len(model.layers))), value=len(model.layers) - 1,
-                             description="layer")
-    head = widgets.Dropdown(options=list(range(model.num_heads)), value=0, description="head")
-    seed = widgets.IntSlider(value=0, min=0, max=20, description="sequence")
-
-    def show(layer, head, seed):
-        fig = induction_view(model, layer, head, seed, n)
-        plt.show()
-        return fig
-
-    return widgets.interactive(show, layer=layer, head=head, seed=seed)

@@ -461,7 +461,7 @@ def cost_plot(lengths, series: dict, ylabel: str, ax: plt.Axes | None = None,
                 color=colors[i % 5], label=f"{label} (slope {slope:.2f})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("sequence length T")
+    ax.set_xlabel("sequence length L")
     ax.set_ylabel(ylabel)
     ax.legend()
     if title:

@@ -238,7 +238,7 @@ def test_cost_plot_draws_each_series_with_its_slope():
     assert list(ax.lines[0].get_ydata()) == [1, 4, 16]
     assert list(ax.lines[1].get_xdata()) == [128, 256, 512]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    assert ax.get_xlabel() == "sequence length T" and ax.get_ylabel() == "bytes"
+    assert ax.get_xlabel() == "sequence length L" and ax.get_ylabel() == "bytes"
     plt.close(fig)
     with pytest.raises(ValueError, match="has 2 values for 3 lengths"):
         cost_plot([1, 2, 3], {"a": [1, 2]}, "s")

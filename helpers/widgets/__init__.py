@@ -11,7 +11,8 @@ carries a PNG of its first state and a text, shown where no kernel runs (GitHub,
 - ``gradients`` (07): post-LN vs pre-LN gradient norms;
 - ``cross_attention`` (08): cross-attention by layer and head;
 - ``translator`` (10): the date translator;
-- ``online_softmax`` (11): the online softmax block by block.
+- ``online_softmax`` (11): the online softmax block by block;
+- ``induction`` (14): one head's pattern on a repeated sequence and the loss at each position.
 """
 
 from ._shell import LIVE_HINT, ViewWidget, figure_png, show_view
@@ -19,6 +20,7 @@ from .alignment import ALIGNMENTS, alignment_matrix, alignment_view, alignment_w
 from .cross_attention import cross_attention_view, cross_attention_widget
 from .gradients import grad_norm_view, grad_norm_widget
 from .heads import head_heatmap_figure, head_picker
+from .induction import induction_widget
 from .masks import MASK_KINDS, build_mask, mask_explorer, mask_explorer_figure, mask_explorer_view
 from .online_softmax import online_softmax_view, online_softmax_widget
 from .positions import position_dimension_figure, position_explorer
@@ -46,6 +48,7 @@ __all__ = [
     "grad_norm_widget",
     "head_heatmap_figure",
     "head_picker",
+    "induction_widget",
     "mask_explorer",
     "mask_explorer_figure",
     "mask_explorer_view",
