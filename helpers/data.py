@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 # Bump when the generator changes: it is part of the trained-model cache key (helpers.training).
-DATA_VERSION = 3
+DATA_VERSION = 4
 
 FIRST_DATE = dt.date(1970, 1, 1)
 LAST_DATE = dt.date(2049, 12, 31)
@@ -208,26 +208,18 @@ def held_out_styles() -> list[DateStyle]:
     return list(_HELD_STYLES)
 
 
-# The order is drawn first (a third each), then the month's kind (number or word, where the order
-# allows both), then the remaining parts uniformly among those allowed: every order and kind gets
-# a fair share, however many variants it has (a weekday three times in ten).
+# Drawing each part uniformly (a weekday three times in ten) and retrying until the combination is
+# allowed gives each allowed style a weight; the styles are drawn directly with those weights.
 def _style_weight(s: DateStyle) -> float:
-    same_order = [t for t in _TRAIN_STYLES if t.order == s.order]
-    kinds = {t.month in _WORD_MONTHS for t in same_order}
-    word = s.month in _WORD_MONTHS
-    group = [t for t in same_order if (t.month in _WORD_MONTHS) == word]
-    plain = [t for t in group if not t.weekday]
-    if s.weekday:
-        return 0.3 / len(ORDERS) / len(kinds) / (len(group) - len(plain))
-    return 0.7 / len(ORDERS) / len(kinds) / len(plain)
+    return 0.3 / len(WEEKDAY_STYLES) if s.weekday else 0.7 + 0.3 / len(WEEKDAY_STYLES)
 
 
 _TRAIN_CUM_WEIGHTS = list(accumulate(_style_weight(s) for s in _TRAIN_STYLES))
 
 
 def _draw_style(rng: random.Random) -> DateStyle:
-    """ISO itself one time in ten; otherwise the order, then the month's kind, then the rest (see
-    ``_style_weight``), among the in-distribution styles."""
+    """ISO itself one time in ten; otherwise every part as if drawn independently and uniformly,
+    retried until the combination is allowed and in distribution (see ``_style_weight``)."""
     if rng.random() < 0.1:
         return ISO_STYLE
     return rng.choices(_TRAIN_STYLES, cum_weights=_TRAIN_CUM_WEIGHTS)[0]

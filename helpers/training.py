@@ -330,7 +330,7 @@ TRANSLATOR_RECIPE = {
     "norm_first": True,
     # training
     "steps": 1_200, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 100, "smoothing": 0.1,
-    "clip_norm": 1.0, "length_buckets": 16, "log_every": 100, "n_val_logged": 200,
+    "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
 }
 
 _DATA_CACHE: dict = {}

@@ -150,6 +150,30 @@ def test_training_is_deterministic():
         train_seq2seq(m, train, tok, steps=0)
 
 
+def test_length_buckets_pad_less_and_stay_deterministic():
+    train, _, _ = date_splits(400, 0, 0, seed=0)
+    tok = CharTokenizer(s + t for s, t in train)
+    seen = {}
+
+    class Spy(Transformer):
+        def forward(self, src, tgt, *args, **kw):
+            seen.setdefault(self.tag, []).append(float((src == tok.pad_id).float().mean()))
+            return super().forward(src, tgt, *args, **kw)
+
+    losses = []
+    for tag, k in (("plain", 1), ("bucketed", 8), ("bucketed again", 8)):
+        torch.manual_seed(0)
+        m = Spy(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=40)
+        m.tag = tag
+        h = train_seq2seq(m, train, tok, steps=8, batch_size=16, warmup_steps=1, log_every=8,
+                          length_buckets=k)
+        losses.append(h["loss"])
+    assert sum(seen["bucketed"]) < 0.5 * sum(seen["plain"])  # far less padding
+    assert losses[1] == losses[2]
+    with pytest.raises(ValueError, match="length_buckets must be an int >= 1, got 0"):
+        train_seq2seq(m, train, tok, steps=2, length_buckets=0)
+
+
 @pytest.mark.parametrize("kw, match", [
     ({"batch_size": 0}, "batch_size must be an int >= 1, got 0"),
     ({"log_every": 0}, "log_every must be an int >= 1, got 0"),
