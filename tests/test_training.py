@@ -345,6 +345,9 @@ def test_translator_view_flags_an_output_that_is_not_a_date():
 
 def test_train_translator_cache_gives_the_same_weights(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
+    # A smaller data set and validation log keep this test fast (they are part of the cache key).
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_train", 2_000)
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_val_logged", 20)
     model, tok, history = train_translator(seed=3, steps=3, device="cpu")
     assert history["cached"] is False and len(list(tmp_path.glob("translator-*.pt"))) == 1
     again, tok2, history2 = train_translator(seed=3, steps=3, device="cpu")
