@@ -1,33 +1,74 @@
-"""The toy data set of notebook 10: human-readable dates -> ISO dates, and a character tokenizer.
+"""The toy data set of notebook 10: dates as people write them -> ISO dates, and a character
+tokenizer.
 
 Everything is generated from a seed: nothing is downloaded. Dates run from 1970-01-01 to
-2049-12-31 (80 years), so a two-digit year is never ambiguous ('69 cannot occur; '70-'99 are
-19xx and '00-'49 are 20xx). Numeric formats always put the day before the month (or the year
-first, as in ISO), never month before day, so "03.04.2021" has exactly one reading.
+2049-12-31 (80 years), so a two-digit year is never ambiguous ('70-'99 are 19xx, '00-'49 are 20xx).
+
+A written date is **composed from parts** (a ``DateStyle``): the day (``1``, ``01``, ``1st``,
+``the 1st of``), the month (``3``, ``03``, ``march``, ``mar``, ``mar.``), the year (``2021``,
+``21``, ``'21``), a separator (space, ``-``, ``/``, ``.``, ``", "``), an optional weekday
+(``friday, ``, ``fri ``, ...) and an order: day-month-year, year-month-day, or month-day-year.
+The rule that keeps every string unambiguous: the month comes first only when it is a word
+(``march 12, 2021``), and the year comes first only with four digits (``2021/03/12``), so a
+numeric date is always read day-month-year unless it starts with a four-digit year.
+
+``normalize_date_text`` (lower case, single spaces) is the one place where typed text is cleaned
+before a model sees it; ``check_date_text`` says in words what is wrong with text that names no
+possible date; ``iso_or_none`` accepts a model output only if it is a real ISO date.
 """
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
+import functools
 import random
+import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, product
 
 __all__ = [
-    "DATE_FORMATS",
+    "DATA_VERSION",
+    "DAY_STYLES",
     "FIRST_DATE",
     "LAST_DATE",
+    "MONTH_STYLES",
+    "ORDERS",
+    "SEPARATORS",
+    "WEEKDAY_STYLES",
+    "YEAR_STYLES",
     "CharTokenizer",
+    "DateStyle",
+    "check_date_text",
     "date_splits",
-    "format_date",
+    "date_tokenizer",
+    "held_out_combination_pairs",
+    "held_out_styles",
+    "in_distribution_styles",
+    "iso_or_none",
+    "normalize_date_text",
     "parse_iso",
+    "read_date",
 ]
+
+# Bump when the generator changes: it is part of the trained-model cache key (helpers.training).
+DATA_VERSION = 4
 
 FIRST_DATE = dt.date(1970, 1, 1)
 LAST_DATE = dt.date(2049, 12, 31)
 
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december"]
-_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december"]
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+ORDERS = ("dmy", "ymd", "mdy")
+DAY_STYLES = ("d", "dd", "dth", "the dth of")
+MONTH_STYLES = ("m", "mm", "month", "mon", "mon.")
+YEAR_STYLES = ("yyyy", "yy", "'yy")
+SEPARATORS = (" ", "-", "/", ".", ", ")
+WEEKDAY_STYLES = ("", "weekday, ", "weekday ", "wkd, ", "wkd ")
+_WORD_MONTHS = ("month", "mon", "mon.")
 
 
 def _ordinal(n: int) -> str:
@@ -35,62 +76,330 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-# name -> function(date) -> text. Every format names the day, the month and the year.
-DATE_FORMATS = {
-    "weekday, d month yyyy": lambda d: f"{_WEEKDAYS[d.weekday()]}, {d.day} {_MONTHS[d.month - 1]} {d.year}",
-    "d mon yyyy": lambda d: f"{d.day} {_MONTHS[d.month - 1][:3]} {d.year}",
-    "month d, yyyy": lambda d: f"{_MONTHS[d.month - 1]} {d.day}, {d.year}",
-    "dd.mm.yyyy": lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",
-    "yyyy/mm/dd": lambda d: f"{d.year}/{d.month:02d}/{d.day:02d}",
-    "mon d 'yy": lambda d: f"{_MONTHS[d.month - 1][:3]} {d.day} '{d.year % 100:02d}",
-    "the dth of month yyyy": lambda d: f"the {_ordinal(d.day)} of {_MONTHS[d.month - 1]} {d.year}",
-    "dd-mon-yy": lambda d: f"{d.day:02d}-{_MONTHS[d.month - 1][:3]}-{d.year % 100:02d}",
-}
+@dataclass(frozen=True)
+class DateStyle:
+    """One way to write a date, composed from parts (see the module docstring).
+
+    ``DateStyle("dmy", "dd", "mm", "yyyy", ".")`` writes 12 March 2021 as ``12.03.2021``;
+    ``DateStyle("mdy", "d", "month", "yyyy", ", ", "weekday, ")`` as ``friday, march 12, 2021``.
+    """
+
+    order: str
+    day: str
+    month: str
+    year: str
+    sep: str
+    weekday: str = ""
+
+    def problem(self) -> str | None:
+        """Why this combination is not allowed (it would be ambiguous or odd), or None."""
+        return _problem(self)
+
+    def _problem(self) -> str | None:
+        for name, value, allowed in (("order", self.order, ORDERS), ("day", self.day, DAY_STYLES),
+                                     ("month", self.month, MONTH_STYLES),
+                                     ("year", self.year, YEAR_STYLES),
+                                     ("sep", self.sep, SEPARATORS),
+                                     ("weekday", self.weekday, WEEKDAY_STYLES)):
+            if value not in allowed:
+                return f"{name} must be one of {allowed}, got {value!r}"
+        word = self.month in _WORD_MONTHS
+        if self.order == "mdy" and not word:
+            return "month-first is allowed only when the month is a word (03/12/2021 is ambiguous)"
+        if self.order == "ymd" and self.year != "yyyy":
+            return "year-first needs a four-digit year (21/03/12 could be day-first)"
+        if self.day in ("dth", "the dth of") and (not word or self.sep not in (" ", ", ")):
+            return "ordinal days go with month names and spaces ('12th march 2021')"
+        if self.day == "the dth of" and (self.order != "dmy" or self.sep != " "):
+            return "'the 12th of march 2021' is day-month-year with spaces"
+        if self.order == "ymd" and self.day == "dth":
+            return "year-first dates use a plain day"
+        if self.order == "mdy" and self.sep not in (" ", ", "):
+            return "month-first dates are written with spaces ('march 12, 2021')"
+        if self.sep == ", " and (not word or self.order == "ymd"):
+            return "', ' separates a day or month word from the year only"
+        if word and self.sep == ".":
+            return "dots separate numbers only ('12.03.2021')"
+        if self.year == "'yy" and (not word or self.sep not in (" ", ", ")):
+            return "an apostrophe year follows a month name and a space ('mar 12 \'21')"
+        return None
+
+    @property
+    def name(self) -> str:
+        """The style written as a pattern, e.g. 'dd.mm.yyyy' or 'weekday, month d, yyyy'."""
+        return self._compose(self.day, self.month, self.year, self.weekday)
+
+    def _compose(self, day: str, month: str, year: str, weekday: str) -> str:
+        first, second = (self.sep, self.sep) if self.sep != ", " else (" ", ", ")
+        if self.order == "dmy":
+            body = f"{day}{first}{month}{second}{year}"
+        elif self.order == "mdy":
+            body = f"{month}{first}{day}{second}{year}"
+        else:  # ymd: the separator ', ' is not allowed here
+            body = f"{year}{first}{month}{second}{day}"
+        return weekday + body
+
+    def render(self, date: dt.date) -> str:
+        """The date written in this style (lower case)."""
+        problem = _problem(self)
+        if problem:
+            raise ValueError(f"{self}: {problem}")
+        if not FIRST_DATE <= date <= LAST_DATE:
+            raise ValueError(f"date {date} is outside the data set's range {FIRST_DATE} .. {LAST_DATE}")
+        return self._render(date)
+
+    def _render(self, date: dt.date) -> str:
+        d, m, y = date.day, date.month, date.year
+        style = self.day
+        day = (str(d) if style == "d" else f"{d:02d}" if style == "dd" else _ordinal(d)
+               if style == "dth" else f"the {_ordinal(d)} of")
+        style = self.month
+        month = (str(m) if style == "m" else f"{m:02d}" if style == "mm" else MONTHS[m - 1]
+                 if style == "month" else MONTHS[m - 1][:3] if style == "mon"
+                 else MONTHS[m - 1][:3] + ".")
+        year = str(y) if self.year == "yyyy" else f"{y % 100:02d}" if self.year == "yy" else f"'{y % 100:02d}"
+        weekday = self.weekday
+        if weekday:
+            wd = WEEKDAYS[date.weekday()]
+            weekday = weekday.replace("weekday", wd).replace("wkd", wd[:3])
+        return self._compose(day, month, year, weekday)
+
+    def family(self) -> str:
+        """A coarse family for reporting: order and whether the month is a number or a word."""
+        order = {"dmy": "day-month-year", "ymd": "year-month-day", "mdy": "month-day-year"}[self.order]
+        kind = "words" if self.month in _WORD_MONTHS else "numbers"
+        return f"{order}, {kind}" + (", weekday" if self.weekday else "")
 
 
-def format_date(date: dt.date, fmt: str) -> str:
-    """The date written in one of the ``DATE_FORMATS`` (by name)."""
-    if fmt not in DATE_FORMATS:
-        raise ValueError(f"unknown date format {fmt!r}; expected one of {sorted(DATE_FORMATS)}")
-    if not FIRST_DATE <= date <= LAST_DATE:
-        raise ValueError(f"date {date} is outside the data set's range {FIRST_DATE} .. {LAST_DATE}")
-    return DATE_FORMATS[fmt](date)
+@functools.cache
+def _problem(style: DateStyle) -> str | None:
+    return style._problem()
+
+
+def _all_styles() -> list[DateStyle]:
+    styles = [DateStyle(*parts) for parts in product(ORDERS, DAY_STYLES, MONTH_STYLES, YEAR_STYLES,
+                                                     SEPARATORS, WEEKDAY_STYLES)]
+    return [s for s in styles if s.problem() is None]
+
+
+def _is_held_out(s: DateStyle) -> bool:
+    """The combinations that never appear in training: each part is seen, never together."""
+    return ((s.order == "ymd" and s.sep == ".")                       # 2021.03.12
+            or (s.order == "dmy" and s.month in ("m", "mm") and s.sep == " ")  # 12 03 2021
+            or (s.order == "mdy" and s.month == "mon." and s.year == "'yy")    # mar. 12 '21
+            or (s.order == "ymd" and s.weekday.startswith("wkd")))   # fri 2021-03-12
+
+
+_STYLES = _all_styles()
+_TRAIN_STYLES = [s for s in _STYLES if not _is_held_out(s)]
+_HELD_STYLES = [s for s in _STYLES if _is_held_out(s)]
+ISO_STYLE = DateStyle("ymd", "dd", "mm", "yyyy", "-")
+
+
+def in_distribution_styles() -> list[DateStyle]:
+    """Every allowed style that training data may use."""
+    return list(_TRAIN_STYLES)
+
+
+def held_out_styles() -> list[DateStyle]:
+    """Allowed styles that never appear in training (held-out combinations of seen parts):
+    year-first with '.', day-first numeric with spaces, 'mar. 12 '21', a short weekday before
+    a year-first date."""
+    return list(_HELD_STYLES)
+
+
+# Drawing each part uniformly (a weekday three times in ten) and retrying until the combination is
+# allowed gives each allowed style a weight; the styles are drawn directly with those weights.
+def _style_weight(s: DateStyle) -> float:
+    return 0.3 / len(WEEKDAY_STYLES) if s.weekday else 0.7 + 0.3 / len(WEEKDAY_STYLES)
+
+
+_TRAIN_CUM_WEIGHTS = list(accumulate(_style_weight(s) for s in _TRAIN_STYLES))
+
+
+def _draw_style(rng: random.Random) -> DateStyle:
+    """ISO itself one time in ten; otherwise every part as if drawn independently and uniformly,
+    retried until the combination is allowed and in distribution (see ``_style_weight``)."""
+    if rng.random() < 0.1:
+        return ISO_STYLE
+    return rng.choices(_TRAIN_STYLES, cum_weights=_TRAIN_CUM_WEIGHTS)[0]
 
 
 def parse_iso(text: str) -> dt.date:
     """'2021-03-12' -> date(2021, 3, 12); raises ValueError for anything that is not a valid ISO date."""
-    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+    if not isinstance(text, str) or len(text) != 10 or text[4] != "-" or text[7] != "-":
         raise ValueError(f"not an ISO date YYYY-MM-DD: {text!r}")
     return dt.date.fromisoformat(text)
+
+
+def iso_or_none(text: str) -> str | None:
+    """``text`` if it is a real date written as YYYY-MM-DD (e.g. a model's output), else None.
+
+    '2021-02-31' -> None (February has no 31st); '2021-3-12' -> None (not ISO)."""
+    if not isinstance(text, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return None
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+    return text
+
+
+def normalize_date_text(text: str) -> str:
+    """Lower case, no leading or trailing spaces, every run of white space one space.
+
+    The one place where typed text is cleaned: training data, evaluation and the widget all go
+    through it. '  Friday,  12 MARCH 2021 ' -> 'friday, 12 march 2021'."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    return " ".join(text.lower().split())
+
+
+def _cut(text: str, n: int = 60) -> str:
+    return repr(text if len(text) <= n else text[:n] + "…")
+
+
+_MONTH_OF = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
+_MONTH_OF["sept"] = 9
+_WEEKDAY_OF = {w: i for i, w in enumerate(WEEKDAYS)} | {w[:3]: i for i, w in enumerate(WEEKDAYS)}
+_TOKEN = re.compile(r"'\d{2}\b|\d+(?:st|nd|rd|th)?|[a-z]+")
+
+
+def read_date(text: str) -> tuple[int, int, int] | None:
+    """A small rule-based reading of ``text`` as (year, month, day), by the unambiguity rule of
+    this module, without checking that the date exists; None when the rules do not apply.
+
+    It backs ``check_date_text`` (to name an impossible date such as 31.02.2021) and the tests;
+    the translator itself is the trained model, not this function."""
+    text = normalize_date_text(text)
+    tokens = _TOKEN.findall(text)
+    words = [t for t in tokens if t.isalpha() and t not in ("the", "of")]
+    months = [_MONTH_OF[w] for w in words if w in _MONTH_OF]
+    if len(months) > 1 or any(w not in _MONTH_OF and w not in _WEEKDAY_OF for w in words):
+        return None
+    numbers = [t for t in tokens if not t.isalpha()]
+    if months:  # a month word: the numbers are the day and the year
+        if len(numbers) != 2:
+            return None
+        a, b = numbers  # the day always comes before the year, unless the year has four digits
+        year, day = (a, b) if len(a) == 4 and a.isdigit() else (b, a)
+        month = months[0]
+    else:
+        if len(numbers) != 3 or not all(n.isdigit() for n in numbers):
+            return None
+        if len(numbers[0]) == 4:
+            year, month, day = numbers[0], int(numbers[1]), numbers[2]
+        else:
+            day, month, year = numbers[0], int(numbers[1]), numbers[2]
+    day_digits = re.match(r"\d+", day)
+    if day_digits is None or not re.fullmatch(r"'?\d{2}|\d{4}", year):
+        return None
+    y = int(year.lstrip("'"))
+    if len(year.lstrip("'")) == 2:
+        y += 1900 if y >= 70 else 2000
+    return y, month, int(day_digits.group())
+
+
+def check_date_text(text, tokenizer=None, max_len: int | None = None) -> str | None:
+    """None if ``text`` can be given to the translator, else a message that says what is wrong.
+
+    Caught: no text; characters the tokenizer has no id for; text longer than ``max_len``
+    characters; a date that cannot exist (31.02.2021, month 13) or lies outside 1970-2049; a
+    weekday that does not match the date. Text the rules of ``read_date`` cannot read is passed on
+    (the model may still read it)."""
+    if not isinstance(text, str) or not normalize_date_text(text):
+        return "Type a date, for example: 12 march 2021"
+    text = normalize_date_text(text)
+    if tokenizer is not None:
+        unknown = tokenizer.unknown(text)
+        if unknown:
+            return (f"Cannot read {', '.join(map(repr, unknown[:10]))}: the model only knows the "
+                    f"characters {''.join(tokenizer.itos[3:])!r}. Try e.g. 'friday, 12 march 2021' "
+                    f"or '12.03.2021'.")
+    if max_len is not None and len(text) > max_len:
+        return f"That is {len(text)} characters; this model reads at most {max_len}."
+    reading = read_date(text)
+    if reading is None:
+        return None
+    y, m, d = reading
+    if not 1 <= m <= 12:
+        return f"{_cut(text)} is not a date: there is no month {m}."
+    if not 1970 <= y <= 2049:
+        return f"{_cut(text)} lies outside the years this model knows (1970 to 2049)."
+    last = calendar.monthrange(y, m)[1]
+    if not 1 <= d <= last:
+        return (f"{_cut(text)} is not a date: {MONTHS[m - 1].capitalize()} {y} has {last} days "
+                f"(got day {d}).")
+    date = dt.date(y, m, d)
+    named = [w for w in _TOKEN.findall(text) if w in _WEEKDAY_OF]
+    if named and _WEEKDAY_OF[named[0]] != date.weekday():
+        return (f"{date:%d %B %Y} was a {WEEKDAYS[date.weekday()]}, not a "
+                f"{WEEKDAYS[_WEEKDAY_OF[named[0]]]}: check the date.")
+    return None
+
+
+def _distinct_renderings(day: int) -> int:
+    """How many different source strings the training styles give for one date (by its class)."""
+    date = FIRST_DATE + dt.timedelta(days=day)
+    return _CLASS_COUNTS[(date.day < 10, date.month < 10, date.month == 5)]
+
+
+def _class_counts() -> dict[tuple[bool, bool, bool], int]:
+    # Which renderings coincide depends only on: one-digit day (d == dd), one-digit month
+    # (m == mm) and May (may == may). tests/test_data.py checks this against brute force.
+    reps = {(True, True, False): dt.date(2021, 3, 5), (True, True, True): dt.date(2021, 5, 5),
+            (True, False, False): dt.date(2021, 11, 5), (False, True, False): dt.date(2021, 3, 15),
+            (False, True, True): dt.date(2021, 5, 15), (False, False, False): dt.date(2021, 11, 15)}
+    styles = _TRAIN_STYLES + [ISO_STYLE] * (ISO_STYLE not in _TRAIN_STYLES)
+    return {k: len({s.render(d) for s in styles}) for k, d in reps.items()}
+
+
+_CLASS_COUNTS = _class_counts()
 
 
 def date_splits(n_train: int, n_val: int, n_test: int, seed: int = 0):
     """(train, val, test): lists of (source, target) pairs, e.g. ("12 mar 2021", "2021-03-12").
 
     The dates themselves are held out: a date used in val or test never appears in train (in any
-    format), and the three splits share no date and hence no source string. Each pair's format is
-    drawn uniformly from ``DATE_FORMATS``. The same seed gives the same splits.
+    style), and the three splits share no date and hence no source string. Each pair's style is
+    drawn part by part from the in-distribution styles (``in_distribution_styles()``; ISO itself
+    one time in ten). Training sources are distinct. The same seed gives the same splits.
+    Raises ValueError when more training pairs are asked for than the training dates allow.
     """
     for name, n in (("n_train", n_train), ("n_val", n_val), ("n_test", n_test)):
-        if not isinstance(n, int) or n < 0:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"{name} must be a non-negative int, got {n!r}")
     n_days = (LAST_DATE - FIRST_DATE).days + 1
     n_held = n_val + n_test
-    if n_held >= n_days:
-        raise ValueError(f"n_val + n_test = {n_held} leaves no dates for training ({n_days} dates)")
+    if n_held >= n_days and n_train > 0:
+        raise ValueError(f"n_val + n_test = {n_held} leaves no dates for training "
+                         f"({n_days} dates from {FIRST_DATE} to {LAST_DATE})")
+    if n_held > n_days:
+        raise ValueError(f"n_val + n_test = {n_held}, but there are only {n_days} dates")
     rng = random.Random(seed)
     days = list(range(n_days))
     rng.shuffle(days)
     held, train_days = days[:n_held], days[n_held:]
-    fmts = list(DATE_FORMATS)
+    possible = sum(_distinct_renderings(d) for d in train_days)
+    if n_train > possible:
+        raise ValueError(
+            f"n_train = {n_train}, but only {possible} distinct (source, target) pairs are possible "
+            f"with the {len(train_days)} dates left for training (n_val + n_test = {n_held} of "
+            f"{n_days} dates are held out)")
 
     def pair(day: int) -> tuple[str, str]:
         date = FIRST_DATE + dt.timedelta(days=day)
-        return format_date(date, rng.choice(fmts)), date.isoformat()
+        return _draw_style(rng)._render(date), date.isoformat()
 
     val = [pair(d) for d in held[:n_val]]
     test = [pair(d) for d in held[n_val:]]
-    # Training dates may repeat (in different formats); a (source, target) pair is used once.
+    if n_train > possible // 2:  # close to all of them: enumerate, then sample (never a long search)
+        styles = _TRAIN_STYLES
+        everything = sorted({(s._render(FIRST_DATE + dt.timedelta(days=d)),
+                              (FIRST_DATE + dt.timedelta(days=d)).isoformat())
+                             for d in train_days for s in styles})
+        return rng.sample(everything, n_train), val, test
+    # Training dates may repeat (in different styles); a (source, target) pair is used once.
     train, seen = [], set()
     while len(train) < n_train:
         src, tgt = pair(rng.choice(train_days))
@@ -98,6 +407,20 @@ def date_splits(n_train: int, n_val: int, n_test: int, seed: int = 0):
             seen.add(src)
             train.append((src, tgt))
     return train, val, test
+
+
+def held_out_combination_pairs(pairs: Sequence[tuple[str, str]], seed: int = 0):
+    """The dates of ``pairs`` (e.g. the test split) written in held-out styles only: combinations of
+    parts that training never shows (``held_out_styles()``), one style drawn per date."""
+    rng = random.Random(seed)
+    return [(rng.choice(_HELD_STYLES).render(parse_iso(t)), t) for _, t in pairs]
+
+
+def date_tokenizer() -> CharTokenizer:
+    """The tokenizer of the translator: every character any style can write (month and weekday
+    names, 'the', 'of', ordinal suffixes, digits, separators), plus ISO's digits and '-' (the same
+    ids whatever the data's seed)."""
+    return CharTokenizer(MONTHS + WEEKDAYS + ["the of st nd rd th", "0123456789", " ',-./"])
 
 
 class CharTokenizer:
@@ -134,14 +457,31 @@ class CharTokenizer:
         except KeyError:
             bad = self.unknown(text)
             known = "".join(self.itos[3:])
-            raise ValueError(f"unknown character(s) {', '.join(map(repr, bad))} in {text!r}; "
-                             f"this tokenizer knows only {known!r}") from None
+            raise ValueError(f"unknown character(s) {', '.join(map(repr, bad[:10]))} in "
+                             f"{_cut(text)}; this tokenizer knows only {known!r}") from None
         return [self.bos_id] * add_bos + ids + [self.eos_id] * add_eos
 
     def decode(self, ids: Sequence[int] | Iterable[int]) -> str:
-        """ids -> text: skips pad and bos, stops at the first eos."""
+        """ids -> text: skips pad and bos, stops at the first eos.
+
+        ``ids`` is one sequence: a list or a 1-D tensor. A 2-D tensor of one row (what
+        ``greedy_decode`` returns for one sentence, shape (1, L)) is decoded as that row; a batch
+        of several rows raises ValueError (decode each row: ``[tok.decode(r) for r in ys]``)."""
+        if hasattr(ids, "dim") and ids.dim() == 2:
+            if ids.shape[0] != 1:
+                raise ValueError(
+                    f"decode takes one sequence of ids, got a batch of shape {tuple(ids.shape)}; "
+                    f"decode each row: [tok.decode(row) for row in ids]")
+            ids = ids[0]
+        elif hasattr(ids, "dim") and ids.dim() > 2:
+            raise ValueError(f"decode takes one sequence of ids (L,) or (1, L), got shape "
+                             f"{tuple(ids.shape)}")
         out = []
-        for i in (int(i) for i in ids):
+        for i in ids:
+            if isinstance(i, (list, tuple)) or (hasattr(i, "dim") and i.dim() > 0):
+                raise ValueError("decode takes one sequence of ids, got a nested list (a batch?); "
+                                 "decode each row: [tok.decode(row) for row in ids]")
+            i = int(i)
             if i == self.eos_id:
                 break
             if i in (self.pad_id, self.bos_id):

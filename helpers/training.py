@@ -2,31 +2,46 @@
 cross-entropy, Adam with a warm-up schedule, gradient clipping, and exact-match evaluation.
 
 Everything is step-based and seeded: the same seed and number of steps give the same model on
-the same machine, however fast or slow that machine is.
+the same machine, however fast or slow that machine is. ``train_translator`` is notebook 10's
+recipe in one call, with an on-disk cache of the trained model.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
 from .attention import padding_mask, target_mask
+from .data import DATA_VERSION, date_splits, date_tokenizer, iso_or_none, normalize_date_text
 from .decoding import greedy_decode
+from .env import get_device, seed_everything
+from .transformer import Transformer
 
 __all__ = [
+    "TRANSLATOR_RECIPE",
     "Seq2SeqBatch",
+    "cache_folder",
     "collate",
     "count_parameters",
     "cross_attention",
     "encode_pairs",
     "exact_match_accuracy",
     "label_smoothed_cross_entropy",
-    "translate",
+    "make_translator",
+    "attention_maps",
     "train_seq2seq",
+    "train_translator",
+    "translate",
+    "translation_message",
+    "translator_data",
     "warmup_lr",
 ]
 
@@ -84,20 +99,32 @@ def label_smoothed_cross_entropy(logits: torch.Tensor, target: torch.Tensor, pad
                                  smoothing: float = 0.1) -> torch.Tensor:
     """Mean cross-entropy over non-pad positions against a smoothed target distribution.
 
-    logits (B, L, V), target (B, L). The true class gets 1 - smoothing, and smoothing is spread
-    evenly over all V classes (as ``F.cross_entropy(..., label_smoothing=smoothing)`` does).
+    logits (B, L, V), target (B, L) of ids in 0..V-1, padding marked by ``pad_id``. The true class
+    gets 1 - smoothing, and smoothing is spread evenly over all V classes (as
+    ``F.cross_entropy(..., label_smoothing=smoothing)`` does). If every target is padding there is
+    nothing to learn from: the loss is 0 (with a gradient of zeros), where PyTorch's own returns NaN.
     """
     if logits.dim() != 3 or target.shape != logits.shape[:2]:
         raise ValueError(f"expected logits (B, L, V) and target (B, L), got logits "
                          f"{tuple(logits.shape)} and target {tuple(target.shape)}")
+    if target.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"target must hold integer class ids, got {target.dtype}")
     if not 0.0 <= smoothing < 1.0:
         raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
+    n_classes = logits.shape[-1]
+    keep = target != pad_id
+    if keep.any() and (int(target[keep].min()) < 0 or int(target[keep].max()) >= n_classes):
+        lo, hi = int(target[keep].min()), int(target[keep].max())
+        raise ValueError(
+            f"target holds ids {lo}..{hi}, but logits have {n_classes} classes (ids 0.."
+            f"{n_classes - 1}); padding is marked with pad_id={pad_id}, not with -100 "
+            f"(PyTorch's ignore_index): replace those labels by pad_id")
     logp = torch.log_softmax(logits.float(), dim=-1)  # (B, L, V)
-    nll = -logp.gather(-1, target[..., None]).squeeze(-1)  # (B, L): -log p(true class)
+    safe = target.masked_fill(~keep, 0).long()  # padding rows gather class 0, then are dropped
+    nll = -logp.gather(-1, safe[..., None]).squeeze(-1)  # (B, L): -log p(true class)
     uniform = -logp.mean(dim=-1)  # (B, L): cross-entropy against the uniform distribution
     loss = (1.0 - smoothing) * nll + smoothing * uniform
-    keep = target != pad_id
-    return loss[keep].mean()
+    return (loss * keep).sum() / keep.sum().clamp(min=1)
 
 
 def warmup_lr(step: int, peak_lr: float, warmup_steps: int, total_steps: int) -> float:
@@ -129,6 +156,7 @@ def train_seq2seq(
     seed: int = 0,
     log_every: int = 50,
     callback: Callable[[int, dict], None] | None = None,
+    length_buckets: int = 1,
 ) -> dict[str, list]:
     """Train for exactly ``steps`` steps of Adam (batches drawn by a seeded shuffle).
 
@@ -136,9 +164,15 @@ def train_seq2seq(
     ``grad_norm`` (before clipping), ``seconds`` (wall clock, for information only) and
     ``config`` (the arguments, and whether the model is pre-LN).
     ``callback(step, history)`` runs after each logged step (e.g. to measure accuracy).
+    ``length_buckets=k`` > 1 draws k batches' worth of pairs at a time, sorts them by source length
+    and cuts them into batches (in shuffled order): less padding, so each step costs less.
     """
-    if steps < 1:
-        raise ValueError(f"steps must be >= 1, got {steps}")
+    for name, value in (("steps", steps), ("batch_size", batch_size), ("log_every", log_every),
+                        ("length_buckets", length_buckets)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if len(train_pairs) == 0:
+        raise ValueError("train_pairs is empty: give at least one (source, target) pair")
     device = next(model.parameters()).device
     src_all, tgt_all = encode_pairs(train_pairs, tokenizer)  # (N, Ls_max), (N, Lt_max + 1)
     gen = torch.Generator().manual_seed(seed)
@@ -146,16 +180,30 @@ def train_seq2seq(
     history: dict = {"step": [], "loss": [], "lr": [], "grad_norm": [], "seconds": []}
     history["config"] = {"steps": steps, "batch_size": batch_size, "peak_lr": peak_lr,
                          "warmup_steps": warmup_steps, "smoothing": smoothing,
-                         "clip_norm": clip_norm, "seed": seed,
+                         "clip_norm": clip_norm, "seed": seed, "length_buckets": length_buckets,
                          "norm_first": bool(getattr(model.encoder, "norm", None) is not None)}
-    order = torch.randperm(len(src_all), generator=gen)
-    pos, running, start = 0, [], time.perf_counter()
+    src_len = (src_all != tokenizer.pad_id).sum(1)  # (N,)
+    batch_size = min(batch_size, len(src_all))
+    pool = min(batch_size * length_buckets, len(src_all))
+
+    def batches():  # index tensors of one batch each, forever (a new shuffle every epoch)
+        while True:
+            order = torch.randperm(len(src_all), generator=gen)
+            for i in range(0, len(order) - pool + 1, pool):
+                chunk = order[i : i + pool]
+                if length_buckets > 1:  # sort by source length (stable), then shuffle the batches
+                    chunk = chunk[torch.sort(src_len[chunk], stable=True).indices]
+                    parts = list(chunk.split(batch_size))
+                    for j in torch.randperm(len(parts), generator=gen).tolist():
+                        yield parts[j]
+                else:
+                    yield chunk
+
+    next_batch = batches()
+    running, start = [], time.perf_counter()
     model.train()
     for step in range(steps):
-        if pos + batch_size > len(order):  # a new epoch: reshuffle
-            order, pos = torch.randperm(len(src_all), generator=gen), 0
-        idx = order[pos : pos + batch_size]
-        pos += batch_size
+        idx = next(next_batch)
         b = _batch_from_ids(src_all[idx], tgt_all[idx], tokenizer.pad_id).to(device)
         lr = warmup_lr(step, peak_lr, warmup_steps, steps)
         for group in opt.param_groups:
@@ -181,9 +229,21 @@ def train_seq2seq(
     return history
 
 
+def _check_batch_size(batch_size) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+
+
 def translate(model, sources: Sequence[str], tokenizer, max_len: int = 12,
               batch_size: int = 500) -> list[str]:
-    """Greedy translations of source strings (batched), as text."""
+    """Greedy translations of source strings (batched), as text.
+
+    Each source is first cleaned by ``normalize_date_text`` (lower case, single spaces), as in
+    training. The outputs are what the model wrote: check them with ``iso_or_none``."""
+    if isinstance(sources, str):
+        raise TypeError("sources must be a list of strings; for one text use translate(model, [text], tok)")
+    _check_batch_size(batch_size)
+    sources = [normalize_date_text(s) for s in sources]
     device = next(model.parameters()).device
     out = []
     for i in range(0, len(sources), batch_size):
@@ -200,22 +260,26 @@ def exact_match_accuracy(model, pairs: Sequence[tuple[str, str]], tokenizer, max
     """Fraction of pairs whose greedy translation equals the target exactly, and the translations."""
     if len(pairs) == 0:
         raise ValueError("exact_match_accuracy needs at least one pair")
+    _check_batch_size(batch_size)
     preds = translate(model, [s for s, _ in pairs], tokenizer, max_len, batch_size)
     correct = sum(p == t for p, (_, t) in zip(preds, pairs, strict=True))
     return correct / len(pairs), preds
 
 
-def cross_attention(model, tokenizer, source: str, max_len: int = 12):
-    """Translate one source string greedily and return what each decoder layer's cross-attention
-    looked at while producing it.
+def attention_maps(model, tokenizer, source: str, max_len: int = 12):
+    """Translate one source greedily and return all three kinds of attention that produced it.
 
-    Returns ``(translation, src_labels, out_labels, weights)``: ``weights`` is a list (one per
-    decoder layer) of (num_heads, Lt, Ls) tensors, row t being the query that produced output
-    token t (``out_labels[t]``, the last one ``<eos>`` when the model stopped).
-    Raises ValueError for text the tokenizer cannot encode (or an empty string).
+    Returns ``(translation, src_labels, out_labels, maps)`` where ``maps`` has keys
+    ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source characters reading each other),
+    ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output characters reading earlier ones,
+    causal) and ``"cross"`` (per decoder layer (num_heads, Lt, Ls)). Row t of a decoder map is the
+    query that produced output token t (``out_labels[t]``, the last one ``<eos>`` when the model
+    stopped); the decoder's keys are ``["<bos>", *out_labels[:-1]]``. ``source`` is normalised
+    with ``normalize_date_text`` first. Raises ValueError for text the tokenizer cannot encode.
     """
-    if not isinstance(source, str) or not source:
+    if not isinstance(source, str) or not normalize_date_text(source):
         raise ValueError(f"source must be a non-empty string, got {source!r}")
+    source = normalize_date_text(source)
     device = next(model.parameters()).device
     src = torch.tensor([tokenizer.encode(source)], device=device)  # (1, Ls)
     ys = greedy_decode(model, src, max_len, tokenizer.bos_id, tokenizer.eos_id)  # (1, <= max_len)
@@ -225,6 +289,134 @@ def cross_attention(model, tokenizer, source: str, max_len: int = 12):
         model.eval()
         model(src, tgt_in, None, target_mask(tgt_in), need_weights=True)
         model.train(was_training)
-    weights = [layer.cross_attn.attn_weights[0].cpu() for layer in model.decoder.layers]
+    maps = {
+        "encoder": [layer.self_attn.attn_weights[0].cpu() for layer in model.encoder.layers],
+        "decoder": [layer.self_attn.attn_weights[0].cpu() for layer in model.decoder.layers],
+        "cross": [layer.cross_attn.attn_weights[0].cpu() for layer in model.decoder.layers],
+    }
     out_labels = [tokenizer.itos[i] for i in ys[0, 1:].tolist()]
-    return tokenizer.decode(ys[0].tolist()), list(source), out_labels, weights
+    return tokenizer.decode(ys[0].tolist()), list(source), out_labels, maps
+
+
+def cross_attention(model, tokenizer, source: str, max_len: int = 12):
+    """Translate one source string greedily and return what each decoder layer's cross-attention
+    looked at while producing it.
+
+    Returns ``(translation, src_labels, out_labels, weights)``: ``weights`` is a list (one per
+    decoder layer) of (num_heads, Lt, Ls) tensors, row t being the query that produced output
+    token t (``out_labels[t]``, the last one ``<eos>`` when the model stopped). ``source`` is
+    normalised with ``normalize_date_text`` first (see ``attention_maps`` for all three kinds).
+    Raises ValueError for text the tokenizer cannot encode (or an empty string).
+    """
+    translation, src_labels, out_labels, maps = attention_maps(model, tokenizer, source, max_len)
+    return translation, src_labels, out_labels, maps["cross"]
+
+
+def translation_message(source: str, translation: str) -> str:
+    """How to show a model's output: 'source → 2021-03-12', or, when the output is not a real
+    ISO date, a flag instead of an answer."""
+    if iso_or_none(translation) is None:
+        return (f"{source!r} → no valid date: the model wrote {translation!r}, which is not a real "
+                f"YYYY-MM-DD date")
+    return f"{source!r} → {translation}"
+
+
+# --- Notebook 10's recipe, once -----------------------------------------------------------------
+TRANSLATOR_RECIPE = {
+    # data (the splits are fixed by data_seed; the training seed changes only weights and order)
+    "n_train": 60_000, "n_val": 500, "n_test": 1_000, "data_seed": 0,
+    # model
+    "d_model": 64, "num_heads": 4, "num_layers": 2, "d_ff": 128, "dropout": 0.0, "max_len": 48,
+    "norm_first": True,
+    # training
+    "steps": 1_200, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 100, "smoothing": 0.1,
+    "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
+}
+
+_DATA_CACHE: dict = {}
+
+
+def translator_data():
+    """(train, val, test) pairs of the recipe (computed once per process)."""
+    r = TRANSLATOR_RECIPE
+    key = (r["n_train"], r["n_val"], r["n_test"], r["data_seed"], DATA_VERSION)
+    if key not in _DATA_CACHE:
+        _DATA_CACHE.clear()
+        _DATA_CACHE[key] = date_splits(r["n_train"], r["n_val"], r["n_test"], seed=r["data_seed"])
+    return _DATA_CACHE[key]
+
+
+def make_translator(vocab_size: int, seed: int = 0, device=None, **changes) -> Transformer:
+    """The recipe's Transformer, freshly initialised from ``seed``; ``changes`` override recipe
+    entries (e.g. ``num_heads=1``, ``norm_first=False``)."""
+    r = {**TRANSLATOR_RECIPE, **changes}
+    seed_everything(seed)
+    model = Transformer(vocab_size, vocab_size, d_model=r["d_model"], num_heads=r["num_heads"],
+                        num_layers=r["num_layers"], d_ff=r["d_ff"], dropout=r["dropout"],
+                        max_len=r["max_len"], norm_first=r["norm_first"])
+    return model.to(device if device is not None else get_device())
+
+
+def cache_folder() -> Path:
+    """Where trained models are kept: $ATTENTION_TUTORIAL_CACHE if set, else ``.cache/`` in the
+    repository (next to the helpers package), else ~/.cache/attention-tutorial."""
+    if os.environ.get("ATTENTION_TUTORIAL_CACHE"):
+        return Path(os.environ["ATTENTION_TUTORIAL_CACHE"])
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").exists():
+        return root / ".cache"
+    return Path.home() / ".cache" / "attention-tutorial"
+
+
+def _cache_key(seed: int, steps: int, device: torch.device) -> str:
+    """Everything that changes the trained weights: seed, steps, recipe, data version, torch
+    version, device and thread count (threads change the last bits of every step)."""
+    parts = {"seed": seed, "steps": steps, "recipe": TRANSLATOR_RECIPE, "data": DATA_VERSION,
+             "torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads()}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def train_translator(seed: int = 0, steps: int | None = None, device=None, cache: bool = True):
+    """Notebook 10's recipe: the date data, the tokenizer, the model, ``steps`` (default: the
+    recipe's) steps of ``train_seq2seq``, with exact-match accuracy on ``n_val_logged`` validation
+    dates at every log step. Returns ``(model, tokenizer, history)``, the model in eval mode.
+
+    With ``cache=True`` the trained weights and history are stored in ``cache_folder()`` under a
+    key of everything that affects them, and loaded from there the next time: the same tensors,
+    bit for bit, as training again on this machine. ``history["cached"]`` says which happened.
+    """
+    r = TRANSLATOR_RECIPE
+    steps = r["steps"] if steps is None else steps
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be an int >= 1 (or None for the recipe's {r['steps']}), "
+                         f"got {steps!r}")
+    device = torch.device(device) if device is not None else get_device()
+    tok = date_tokenizer()
+    path = cache_folder() / f"translator-{_cache_key(seed, steps, device)}.pt"
+    if cache and path.exists():
+        stored = torch.load(path, weights_only=True, map_location=device)
+        if stored["itos"] == tok.itos:
+            model = make_translator(len(tok), seed, device)
+            model.load_state_dict(stored["state_dict"])
+            return model.eval(), tok, {**stored["history"], "cached": True}
+    train, val, _ = translator_data()
+    model = make_translator(len(tok), seed, device)
+    val_logged = val[: r["n_val_logged"]]
+
+    def on_log(step, history):
+        history.setdefault("val_acc", []).append(exact_match_accuracy(model, val_logged, tok)[0])
+
+    history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
+                            peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
+                            smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
+                            log_every=min(r["log_every"], steps), callback=on_log,
+                            length_buckets=r["length_buckets"])
+    history["threads"] = torch.get_num_threads()
+    history["device"] = str(device)
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        torch.save({"state_dict": state, "itos": tok.itos, "history": history}, tmp)
+        os.replace(tmp, path)  # atomic: a parallel run never reads half a file
+    return model.eval(), tok, {**history, "cached": False}

@@ -4,9 +4,23 @@ import datetime as dt
 import re
 
 import pytest
+import torch
 
 from helpers import CharTokenizer, date_splits
-from helpers.data import DATE_FORMATS, FIRST_DATE, LAST_DATE, format_date, parse_iso
+from helpers.data import (
+    FIRST_DATE,
+    LAST_DATE,
+    DateStyle,
+    check_date_text,
+    date_tokenizer,
+    held_out_combination_pairs,
+    held_out_styles,
+    in_distribution_styles,
+    iso_or_none,
+    normalize_date_text,
+    parse_iso,
+    read_date,
+)
 
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december"]
@@ -17,26 +31,28 @@ def splits():
     return date_splits(3000, 300, 500, seed=1)
 
 
-def read_back(src: str) -> dt.date:
-    """An independent parser for the generated formats (the tests' own reading of each source)."""
+def independent_reading(src: str) -> dt.date:
+    """The tests' own reading of a generated source, by the stated rule: a four-digit number first
+    is the year, then month and day; otherwise the day comes before the year, and the month is the
+    middle number or the one word that names a month."""
     month_of = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
-
-    def year2(yy):
-        return 1900 + int(yy) if int(yy) >= 70 else 2000 + int(yy)
-
-    patterns = [
-        (r"[a-z]+day, (\d{1,2}) ([a-z]+) (\d{4})", lambda d, m, y: (int(y), month_of[m], int(d))),
-        (r"(\d{1,2}) ([a-z]{3}) (\d{4})", lambda d, m, y: (int(y), month_of[m], int(d))),
-        (r"([a-z]+) (\d{1,2}), (\d{4})", lambda m, d, y: (int(y), month_of[m], int(d))),
-        (r"(\d{2})\.(\d{2})\.(\d{4})", lambda d, m, y: (int(y), int(m), int(d))),
-        (r"(\d{4})/(\d{2})/(\d{2})", lambda y, m, d: (int(y), int(m), int(d))),
-        (r"([a-z]{3}) (\d{1,2}) '(\d{2})", lambda m, d, y: (year2(y), month_of[m], int(d))),
-        (r"the (\d{1,2})(?:st|nd|rd|th) of ([a-z]+) (\d{4})", lambda d, m, y: (int(y), month_of[m], int(d))),
-        (r"(\d{2})-([a-z]{3})-(\d{2})", lambda d, m, y: (year2(y), month_of[m], int(d))),
-    ]
-    matches = [f(*m.groups()) for p, f in patterns if (m := re.fullmatch(p, src))]
-    assert len(matches) == 1, f"{src!r} matches {len(matches)} formats"
-    return dt.date(*matches[0])
+    body = re.sub(r"^[a-z]+day,? |^(mon|tue|wed|thu|fri|sat|sun),? ", "", src)
+    body = re.sub(r"^the (\d+)(st|nd|rd|th) of ", r"\1 ", body)
+    parts = [p for p in re.split(r"[ ,/.\-]+", body) if p]
+    assert len(parts) == 3, (src, parts)
+    words = [p for p in parts if p.isalpha()]
+    nums = [re.sub(r"(st|nd|rd|th)$", "", p) for p in parts if not p.isalpha()]
+    if words:
+        month = month_of[words[0]]
+        a, b = nums
+        year, day = (a, b) if len(a) == 4 else (b, a)
+    else:
+        year, month, day = ((nums[0], int(nums[1]), nums[2]) if len(nums[0]) == 4
+                            else (nums[2], int(nums[1]), nums[0]))
+    y = int(year.strip("'"))
+    if len(year.strip("'")) == 2:
+        y += 1900 if y >= 70 else 2000
+    return dt.date(y, month, int(day))
 
 
 def test_sizes_and_determinism(splits):
@@ -61,45 +77,86 @@ def test_targets_are_valid_iso_dates_equal_to_the_source_date(splits):
             date = parse_iso(tgt)
             assert FIRST_DATE <= date <= LAST_DATE
             assert date.isoformat() == tgt
-            assert read_back(src) == date, (src, tgt)
+            assert independent_reading(src) == date, (src, tgt)
+            assert read_date(src) == (date.year, date.month, date.day), src
+            assert normalize_date_text(src) == src
 
 
-def test_every_format_appears(splits):
-    train, _, _ = splits
-    seen = {next(name for name in DATE_FORMATS if format_date(parse_iso(t), name) == s)
-            for s, t in train}
-    assert seen == set(DATE_FORMATS) and len(DATE_FORMATS) >= 6
+def test_the_running_example_in_a_few_styles():
+    d = dt.date(2021, 3, 12)
+    assert DateStyle("dmy", "dd", "mm", "yyyy", ".").render(d) == "12.03.2021"
+    assert DateStyle("ymd", "dd", "mm", "yyyy", "-").render(d) == "2021-03-12"
+    assert DateStyle("mdy", "d", "month", "yyyy", ", ", "weekday, ").render(d) == "friday, march 12, 2021"
+    assert DateStyle("mdy", "dth", "mon.", "'yy", " ", "wkd ").render(d) == "fri mar. 12th '21"
+    assert DateStyle("dmy", "the dth of", "month", "yyyy", " ").render(d) == "the 12th of march 2021"
+    assert DateStyle("dmy", "d", "m", "yy", "/").render(dt.date(2001, 1, 2)) == "2/1/01"
+    assert DateStyle("dmy", "dth", "mon", "yyyy", " ").render(dt.date(2011, 1, 22)) == "22nd jan 2011"
+    assert DateStyle("dmy", "dth", "mon", "yyyy", " ").render(dt.date(2011, 1, 11)) == "11th jan 2011"
+    assert DateStyle("dmy", "dd", "mm", "yyyy", ".").name == "dd.mm.yyyy"
 
 
-def test_formats_are_unambiguous():
-    # Every date in range, in every format, has exactly one reading, and different dates never
-    # share a source string.
+def test_ambiguous_combinations_are_refused():
+    assert "month-first" in DateStyle("mdy", "dd", "mm", "yyyy", "/").problem()
+    assert "four-digit" in DateStyle("ymd", "dd", "mm", "yy", "/").problem()
+    with pytest.raises(ValueError, match="month-first"):
+        DateStyle("mdy", "dd", "mm", "yyyy", "/").render(dt.date(2021, 3, 12))
+    with pytest.raises(ValueError, match="order must be one of"):
+        DateStyle("myd", "dd", "mm", "yyyy", "/").render(dt.date(2021, 3, 12))
+    with pytest.raises(ValueError, match="outside the data set's range"):
+        DateStyle("dmy", "dd", "mm", "yyyy", ".").render(dt.date(1969, 12, 31))
+    assert all(s.problem() is None for s in in_distribution_styles() + held_out_styles())
+
+
+def test_every_style_is_unambiguous():
+    # Every allowed style, over a spread of dates: a source string names exactly one date.
     seen = {}
+    styles = in_distribution_styles() + held_out_styles()
     day = FIRST_DATE
     while day <= LAST_DATE:
-        for name in DATE_FORMATS:
-            src = format_date(day, name)
+        for style in styles[::7]:
+            src = style.render(day)
             assert seen.setdefault(src, day) == day, f"{src!r} is both {seen[src]} and {day}"
-        day += dt.timedelta(days=17)  # a spread of days, months and years
-    for src, date in list(seen.items())[:3000]:
-        assert read_back(src) == date
+        day += dt.timedelta(days=89)  # a spread of days, months and years
+    for src, date in seen.items():
+        assert independent_reading(src) == date, src
 
 
-def test_weekday_names_are_right():
-    assert format_date(dt.date(2021, 3, 12), "weekday, d month yyyy") == "friday, 12 march 2021"
-    assert format_date(dt.date(2001, 1, 22), "the dth of month yyyy") == "the 22nd of january 2001"
-    assert format_date(dt.date(2011, 1, 11), "the dth of month yyyy") == "the 11th of january 2011"
+def test_held_out_styles_never_appear_in_training(splits):
+    held = set(held_out_styles())
+    assert held and not held & set(in_distribution_styles())
+    names = {s.name for s in held}
+    assert {"yyyy.mm.dd", "dd mm yyyy", "mon. d 'yy"} <= names
+    train, _, test = splits
+    # A held-out source is rendered by a held-out style, which training never draws.
+    combos = held_out_combination_pairs(test, seed=0)
+    assert [t for _, t in combos] == [t for _, t in test]
+    train_sources = {s for s, _ in train}
+    assert not {s for s, _ in combos} & train_sources
+    for src, tgt in combos:
+        assert independent_reading(src) == parse_iso(tgt)
+    assert any(re.fullmatch(r"\d{4}\.\d\d?\.\d\d?", s) for s, _ in combos)
 
 
-def test_format_date_and_parse_iso_errors():
-    with pytest.raises(ValueError, match="unknown date format 'dd/mm'"):
-        format_date(dt.date(2021, 3, 12), "dd/mm")
-    with pytest.raises(ValueError, match="outside the data set's range"):
-        format_date(dt.date(1969, 12, 31), "dd.mm.yyyy")
-    with pytest.raises(ValueError, match="not an ISO date"):
-        parse_iso("12.03.2021")
-    with pytest.raises(ValueError):
-        parse_iso("2021-02-30")
+def test_distinct_pair_count_matches_brute_force():
+    # date_splits counts the distinct training sources per date by class; check against brute force.
+    from helpers.data import _distinct_renderings
+
+    styles = in_distribution_styles()
+    for offset in range(0, 29220, 997):
+        date = FIRST_DATE + dt.timedelta(days=offset)
+        assert _distinct_renderings(offset) == len({s.render(date) for s in styles}), date
+
+
+def test_date_splits_too_many_pairs_raises_instead_of_hanging():
+    # 2 dates are left for training; ask for one pair more than they can give.
+    with pytest.raises(ValueError, match=r"only (\d+) distinct \(source, target\) pairs are possible") as err:
+        date_splits(10**6, 29218, 0)
+    possible = int(re.search(r"only (\d+) distinct", str(err.value)).group(1))
+    train, _, _ = date_splits(possible, 29218, 0)  # exactly all of them: enumerated, no search
+    assert len(set(train)) == possible
+    with pytest.raises(ValueError, match=f"only {possible} distinct"):
+        date_splits(possible + 1, 29218, 0)
+    assert len(date_splits(17, 29218, 0)[0]) == 17  # the case that used to hang
 
 
 def test_date_splits_rejects_bad_sizes():
@@ -107,6 +164,62 @@ def test_date_splits_rejects_bad_sizes():
         date_splits(10, -1, 10)
     with pytest.raises(ValueError, match="leaves no dates for training"):
         date_splits(10, 20000, 20000)
+    with pytest.raises(ValueError, match="n_train must be a non-negative int, got 2.5"):
+        date_splits(2.5, 1, 1)
+
+
+def test_normalize_date_text():
+    assert normalize_date_text("  Friday,\t 12  MARCH 2021 \n") == "friday, 12 march 2021"
+    assert normalize_date_text("") == ""
+    with pytest.raises(TypeError, match="text must be a str, got NoneType"):
+        normalize_date_text(None)
+
+
+def test_iso_or_none():
+    assert iso_or_none("2021-03-12") == "2021-03-12"
+    assert iso_or_none("2021-02-29") is None  # not a leap year
+    assert iso_or_none("2020-02-29") == "2020-02-29"
+    assert iso_or_none("2021-3-12") is None and iso_or_none("2021-03-1") is None
+    assert iso_or_none("12.03.2021") is None and iso_or_none(None) is None
+
+
+@pytest.mark.parametrize("text, match", [
+    ("31.02.2021", "February 2021 has 28 days (got day 31)"),
+    ("29 feb 2021", "February 2021 has 28 days"),
+    ("2021/13/01", "there is no month 13"),
+    ("12 march 1969", "outside the years this model knows (1970 to 2049)"),
+    ("Tuesday, 12 March 2021", "12 March 2021 was a friday, not a tuesday"),
+    ("", "Type a date"),
+    ("   ", "Type a date"),
+    (None, "Type a date"),
+    ("12 März 2021", "Cannot read 'ä', 'z'"),
+    ("1" * 80, "this model reads at most 48"),
+])
+def test_check_date_text_names_the_problem(text, match):
+    message = check_date_text(text, date_tokenizer(), max_len=48)
+    assert message is not None and match in message, message
+
+
+@pytest.mark.parametrize("text", ["29.02.2020", "Friday, 12 March 2021", "2021-03-12",
+                                  "march 12th, 2021", "hello"])
+def test_check_date_text_lets_readable_text_through(text):
+    assert check_date_text(text, date_tokenizer(), max_len=48) is None
+
+
+def test_check_date_text_cuts_long_input():
+    message = check_date_text("31.02.2021" + " " * 5 + "x" * 10_000)
+    assert message is None or len(message) < 300
+    message = check_date_text("€" * 10_000, date_tokenizer())
+    assert len(message) < 300
+
+
+def test_date_tokenizer_reads_every_style():
+    tok = date_tokenizer()
+    for style in in_distribution_styles() + held_out_styles():
+        for d in (dt.date(2021, 9, 1), dt.date(1999, 12, 23)):
+            assert not tok.unknown(style.render(d))
+    assert not tok.unknown("0123456789-")
+    assert date_tokenizer().itos == tok.itos
 
 
 def test_tokenizer_round_trip_and_special_ids(splits):
@@ -124,6 +237,16 @@ def test_tokenizer_round_trip_and_special_ids(splits):
     assert CharTokenizer(["ba", "c"]).itos == CharTokenizer(["cab"]).itos  # order-independent
 
 
+def test_tokenizer_decode_of_a_2d_tensor():
+    tok = CharTokenizer(["2021-03-12"])
+    row = torch.tensor([[tok.bos_id, *tok.encode("2021"), tok.eos_id]])  # (1, L), as greedy_decode
+    assert tok.decode(row) == "2021"
+    with pytest.raises(ValueError, match=r"got a batch of shape \(2, 6\); decode each row"):
+        tok.decode(row.repeat(2, 1))
+    with pytest.raises(ValueError, match="decode each row"):
+        tok.decode(row.repeat(2, 1).tolist())
+
+
 def test_tokenizer_names_unknown_characters():
     tok = CharTokenizer(["12 march 2021"])
     with pytest.raises(ValueError, match=r"unknown character\(s\) 'ä', 'z' in '12 märz 2021'"):
@@ -133,3 +256,6 @@ def test_tokenizer_names_unknown_characters():
         tok.encode(12)
     with pytest.raises(ValueError, match="id 99 is outside"):
         tok.decode([99])
+    with pytest.raises(ValueError) as err:
+        tok.encode("ä" * 10_000)
+    assert len(str(err.value)) < 300

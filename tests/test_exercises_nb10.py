@@ -42,7 +42,8 @@ def test_without_positions(capsys):
         model.pos.pe.zero_()
 
     assert nb10.check_without_positions(right)
-    with pytest.raises(AssertionError, match="still knows where each character is"):
+    with pytest.raises(AssertionError, match=r"still knows where each character is: expected .*"
+                                             r"at most 1e-5\), got a difference of \d\.\d{4}"):
         nb10.check_without_positions(unchanged)
     with pytest.raises(AssertionError, match="token embeddings changed"):
         nb10.check_without_positions(zero_embeddings)
@@ -58,7 +59,7 @@ def test_one_head():
                                      dropout=0.0, max_len=40, norm_first=norm_first)
 
     assert nb10.check_one_head(build(1), ref)
-    with pytest.raises(AssertionError, match="should have 1 head, found num_heads \\[4\\]"):
+    with pytest.raises(AssertionError, match="expected 1 head in every attention layer, found num_heads \\[4\\] in 6 layers"):
         nb10.check_one_head(build(4), ref)
     with pytest.raises(AssertionError, match="keep d_model = 16"):
         nb10.check_one_head(build(1, d_model=4), ref)  # d_model / 4 heads "per head"
@@ -79,7 +80,8 @@ def test_no_warmup():
     runs = (hist(False, 1.9), hist(True, 0.9))
     assert nb10.check_no_warmup(runs, "pre-LN")
     assert nb10.check_no_warmup(lambda: runs, "pre-LN")
-    with pytest.raises(AssertionError, match="so pre-LN is the one that kept learning"):
+    with pytest.raises(AssertionError, match=r"you answered 'post-LN', but .* the final loss was "
+                                             r"1\.9000 for post-LN and 0\.9000 for pre-LN"):
         nb10.check_no_warmup(runs, "post-LN")
     # The answer follows the learner's own evidence, not a stored result.
     assert nb10.check_no_warmup((hist(False, 0.8), hist(True, 1.5)), "post-LN")
@@ -91,7 +93,12 @@ def test_no_warmup():
         nb10.check_no_warmup((hist(False, 1.9), hist(True, 0.9, lr=1e-3)), "pre-LN")
     with pytest.raises(AssertionError, match="too close to tell"):
         nb10.check_no_warmup((hist(False, 0.95), hist(True, 0.9)), "pre-LN")
-    with pytest.raises(AssertionError, match='answer "pre-LN" or "post-LN"'):
+    with pytest.raises(AssertionError, match='expected the answer "pre-LN" or "post-LN", got \'preLN\''):
         nb10.check_no_warmup(runs, "preLN")
-    with pytest.raises(AssertionError, match="should be a pair"):
+    with pytest.raises(AssertionError, match=r"expected a pair \(post-LN history, pre-LN history\), "
+                                             r"got a dict"):
         nb10.check_no_warmup(runs[0], "pre-LN")
+    with pytest.raises(AssertionError, match="got a tuple of length 3"):
+        nb10.check_no_warmup(runs + runs[:1], "pre-LN")
+    with pytest.raises(AssertionError, match="the first \\(post-LN\\) entry should be the dict .* got list"):
+        nb10.check_no_warmup(([1.9], runs[1]), "pre-LN")

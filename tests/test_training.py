@@ -18,8 +18,18 @@ from helpers import (
     train_seq2seq,
     warmup_lr,
 )
+from helpers.data import date_tokenizer
 from helpers.plots import cross_attention_grid, lr_schedule_plot, training_curves
-from helpers.training import collate, cross_attention, encode_pairs, translate
+from helpers.training import (
+    TRANSLATOR_RECIPE,
+    attention_maps,
+    collate,
+    cross_attention,
+    encode_pairs,
+    train_translator,
+    translate,
+    translation_message,
+)
 from helpers.widgets import translator_view, translator_widget
 
 PAIRS = [("12 mar 2021", "2021-03-12"), ("1.1.70", "1970-01-01"), ("x", "2049-12-31")]
@@ -85,6 +95,27 @@ def test_label_smoothed_loss_errors():
         label_smoothed_cross_entropy(torch.zeros(2, 3, 4), torch.zeros(2, 3, dtype=torch.long), 0, 1.0)
 
 
+def test_label_smoothed_loss_all_padding_is_zero_not_nan():
+    # F.cross_entropy returns NaN here (a mean over nothing); ours returns 0 and zero gradients.
+    logits = torch.randn(2, 3, 5, requires_grad=True)
+    target = torch.zeros(2, 3, dtype=torch.long)
+    loss = label_smoothed_cross_entropy(logits, target, pad_id=0)
+    assert loss.item() == 0.0
+    loss.backward()
+    assert torch.equal(logits.grad, torch.zeros_like(logits))
+
+
+def test_label_smoothed_loss_refuses_ignore_index_labels():
+    target = torch.tensor([[3, 4, -100]])
+    with pytest.raises(ValueError, match=r"target holds ids -100..4, but logits have 5 classes.*"
+                                         r"not with -100"):
+        label_smoothed_cross_entropy(torch.randn(1, 3, 5), target, pad_id=0)
+    with pytest.raises(ValueError, match="target holds ids 1..7"):
+        label_smoothed_cross_entropy(torch.randn(1, 2, 5), torch.tensor([[1, 7]]), pad_id=0)
+    with pytest.raises(TypeError, match="integer class ids"):
+        label_smoothed_cross_entropy(torch.randn(1, 2, 5), torch.tensor([[1.0, 2.0]]), pad_id=0)
+
+
 def test_warmup_lr_shape():
     lrs = [warmup_lr(s, 1.0, 10, 100) for s in range(100)]
     assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0)
@@ -115,8 +146,47 @@ def test_training_is_deterministic():
         runs.append(train_seq2seq(m, train, tok, steps=6, batch_size=16, warmup_steps=2,
                                   log_every=3)["loss"])
     assert runs[0] == runs[1]
-    with pytest.raises(ValueError, match="steps must be >= 1"):
+    with pytest.raises(ValueError, match="steps must be an int >= 1, got 0"):
         train_seq2seq(m, train, tok, steps=0)
+
+
+def test_length_buckets_pad_less_and_stay_deterministic():
+    train, _, _ = date_splits(400, 0, 0, seed=0)
+    tok = CharTokenizer(s + t for s, t in train)
+    seen = {}
+
+    class Spy(Transformer):
+        def forward(self, src, tgt, *args, **kw):
+            seen.setdefault(self.tag, []).append(float((src == tok.pad_id).float().mean()))
+            return super().forward(src, tgt, *args, **kw)
+
+    losses = []
+    for tag, k in (("plain", 1), ("bucketed", 8), ("bucketed again", 8)):
+        torch.manual_seed(0)
+        m = Spy(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=40)
+        m.tag = tag
+        h = train_seq2seq(m, train, tok, steps=8, batch_size=16, warmup_steps=1, log_every=8,
+                          length_buckets=k)
+        losses.append(h["loss"])
+    assert sum(seen["bucketed"]) < 0.5 * sum(seen["plain"])  # far less padding
+    assert losses[1] == losses[2]
+    with pytest.raises(ValueError, match="length_buckets must be an int >= 1, got 0"):
+        train_seq2seq(m, train, tok, steps=2, length_buckets=0)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"batch_size": 0}, "batch_size must be an int >= 1, got 0"),
+    ({"log_every": 0}, "log_every must be an int >= 1, got 0"),
+    ({"batch_size": 2.5}, "batch_size must be an int >= 1, got 2.5"),
+])
+def test_train_seq2seq_names_bad_arguments(kw, match):
+    train = [("12 mar 2021", "2021-03-12")]
+    tok = CharTokenizer(s + t for s, t in train)
+    m = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=40)
+    with pytest.raises(ValueError, match=match):
+        train_seq2seq(m, train, tok, steps=2, **kw)
+    with pytest.raises(ValueError, match="train_pairs is empty"):
+        train_seq2seq(m, [], tok, steps=2)
 
 
 def test_gradient_clipping_caps_the_update():
@@ -138,6 +208,42 @@ def test_exact_match_and_translate(trained):
     assert all(len(p) <= 11 for p in preds)
     with pytest.raises(ValueError, match="at least one pair"):
         exact_match_accuracy(model, [], tok)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
+        exact_match_accuracy(model, val, tok, batch_size=0)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
+        translate(model, [val[0][0]], tok, batch_size=0)
+    with pytest.raises(TypeError, match="sources must be a list of strings"):
+        translate(model, val[0][0], tok)
+
+
+def test_translate_normalises_its_input(trained):
+    model, tok, _, _, val = trained
+    src = val[0][0]
+    messy = "  " + src.upper().replace(" ", "   ") + " "
+    assert translate(model, [messy], tok) == translate(model, [src], tok)
+
+
+def test_attention_maps_all_three_kinds(trained):
+    model, tok, _, _, val = trained
+    src = val[0][0]
+    translation, src_labels, out_labels, maps = attention_maps(model, tok, src.title())
+    ls, lt = len(src), len(out_labels)
+    assert src_labels == list(src)
+    assert [tuple(w.shape) for w in maps["encoder"]] == [(2, ls, ls)]
+    assert [tuple(w.shape) for w in maps["decoder"]] == [(2, lt, lt)]
+    assert [tuple(w.shape) for w in maps["cross"]] == [(2, lt, ls)]
+    assert torch.equal(maps["decoder"][0].triu(1), torch.zeros(2, lt, lt))  # causal
+    for w in maps.values():
+        torch.testing.assert_close(w[0].sum(-1), torch.ones(w[0].shape[:2]))
+    assert cross_attention(model, tok, src)[3][0].equal(maps["cross"][0])
+
+
+def test_translation_message_flags_outputs_that_are_not_dates():
+    assert translation_message("12.03.2021", "2021-03-12") == "'12.03.2021' → 2021-03-12"
+    message = translation_message("31.01.2021", "2021-02-31")
+    assert "no valid date" in message and "'2021-02-31'" in message
+    assert "→ 2021" not in message
+    assert "no valid date" in translation_message("x", "2021-3-1")
 
 
 def test_cross_attention_shapes_and_rows(trained):
@@ -164,7 +270,7 @@ def test_translator_view_draws_the_translation(trained):
     translation, _, out_labels, weights = cross_attention(model, tok, src)
     fig = translator_view(model, tok, src.upper(), layer=0, head=1)
     ax = fig.axes[0]
-    assert ax.get_title().splitlines()[0] == f"{src!r} → {translation}"
+    assert ax.get_title().splitlines()[0] == translation_message(src, translation)
     assert [t.get_text() for t in ax.get_yticklabels()] == out_labels
     assert [t.get_text() for t in ax.get_xticklabels()] == ["␣" if c == " " else c for c in src]
     torch.testing.assert_close(torch.tensor(ax.images[0].get_array()), weights[0][1])
@@ -176,6 +282,8 @@ def test_translator_view_draws_the_translation(trained):
     ("12 März 2021", "Cannot read 'ä'"),
     ("1" * 50, "at most 40"),
     (None, "Type a date"),
+    ("31.02.2021", "February 2021 has 28 days"),
+    ("Tuesday, 12 March 2021", "was a friday, not a tuesday"),
 ])
 def test_translator_view_answers_bad_input_with_a_message(trained, text, match):
     model, tok, _, _, _ = trained
@@ -223,3 +331,45 @@ def test_plots_draw_what_they_are_given():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["1", "2", "<eos>"]
     torch.testing.assert_close(torch.tensor(ax.images[0].get_array()), w[1][1])
     plt.close(fig)
+
+
+def test_translator_view_flags_an_output_that_is_not_a_date():
+    # An untrained model writes no date: the view says so instead of presenting an answer.
+    tok = date_tokenizer()
+    torch.manual_seed(0)
+    model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=48).eval()
+    fig = translator_view(model, tok, "12 march 2021", layer=0)
+    assert "no valid date" in fig.axes[0].get_title()
+    plt.close(fig)
+
+
+def test_train_translator_cache_gives_the_same_weights(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
+    # A smaller data set and validation log keep this test fast (they are part of the cache key).
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_train", 2_000)
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_val_logged", 20)
+    model, tok, history = train_translator(seed=3, steps=3, device="cpu")
+    assert history["cached"] is False and len(list(tmp_path.glob("translator-*.pt"))) == 1
+    again, tok2, history2 = train_translator(seed=3, steps=3, device="cpu")
+    assert history2["cached"] is True and tok2.itos == tok.itos
+    fresh, _, history3 = train_translator(seed=3, steps=3, device="cpu", cache=False)
+    assert history3["cached"] is False
+    for name, value in fresh.state_dict().items():
+        assert torch.equal(again.state_dict()[name], value), name
+        assert torch.equal(model.state_dict()[name], value), name
+    assert history2["loss"] == history3["loss"] and history2["val_acc"] == history3["val_acc"]
+    assert not again.training
+    other, _, h4 = train_translator(seed=4, steps=3, device="cpu")  # another key: trained
+    assert h4["cached"] is False and len(list(tmp_path.glob("translator-*.pt"))) == 2
+    assert not torch.equal(other.out_proj.weight, model.out_proj.weight)
+    with pytest.raises(ValueError, match="steps must be an int >= 1"):
+        train_translator(steps=0)
+
+
+def test_train_translator_recipe_fits_the_budget():
+    tok = date_tokenizer()
+    from helpers.training import make_translator
+
+    model = make_translator(len(tok), device="cpu")
+    assert count_parameters(model) <= 500_000
+    assert model.pos.max_len == TRANSLATOR_RECIPE["max_len"]

@@ -11,33 +11,30 @@ __all__ = ["translator_view", "translator_widget"]
 def translator_view(model, tokenizer, text: str, layer: int = 1, head="mean", max_len: int = 12):
     """Translate ``text`` with ``model`` and draw one decoder layer's cross-attention.
 
-    Returns a Figure titled with the translation, or a friendly message (a str) for input the
-    model cannot read: empty text, unknown characters, or text longer than its positions allow.
+    Returns a Figure titled with the translation (flagged when it is not a valid date), or a
+    message (a str) for input the model cannot read or that names no possible date
+    (``helpers.data.check_date_text``).
     """
-    from ..training import cross_attention
+    from ..data import check_date_text, normalize_date_text
+    from ..training import cross_attention, translation_message
 
-    text = text.strip().lower() if isinstance(text, str) else text
-    if not isinstance(text, str) or not text:
-        return "Type a date, for example: 12 march 2021"
-    unknown = tokenizer.unknown(text)
-    if unknown:
-        return (f"Cannot read {', '.join(map(repr, unknown))}: the model only knows the characters "
-                f"{''.join(tokenizer.itos[3:])!r}. Try e.g. 'tuesday, 12 march 2021' or '12.03.2021'.")
-    if len(text) > model.pos.max_len:
-        return f"That is {len(text)} characters; this model reads at most {model.pos.max_len}."
+    message = check_date_text(text, tokenizer, model.pos.max_len)
+    if message is not None:
+        return message
+    text = normalize_date_text(text)
     translation, src_labels, out_labels, weights = cross_attention(model, tokenizer, text, max_len)
     src_ticks = ["␣" if c == " " else c for c in src_labels]
     view = cross_attention_view(weights, layer, head, src_ticks, out_labels)
     if isinstance(view, str):
         return view
-    view.axes[0].set_title(f"{text!r} → {translation}\ncross-attention, layer {layer}, "
+    view.axes[0].set_title(f"{translation_message(text, translation)}\ncross-attention, layer {layer}, "
                            f"{'mean of heads' if head == 'mean' else f'head {head}'}")
     view.axes[0].set_xlabel("source character")
     view.axes[0].set_ylabel("output character")
     return view
 
 
-def translator_widget(model, tokenizer, text: str = "tuesday, 12 march 2021"):
+def translator_widget(model, tokenizer, text: str = "friday, 12 march 2021"):
     """Widget: a Text box for a date, Dropdowns for the layer and head."""
     import ipywidgets as widgets
 
