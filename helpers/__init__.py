@@ -20,8 +20,8 @@ from .decoding import beam_search, greedy_decode
 from .diagrams import show_diagram
 from .efficient import online_softmax, tiled_attention
 from .env import environment_report, get_device, in_colab, seed_everything
-from .modern import GroupedQueryAttention, RMSNorm, kv_cache_bytes, sliding_window_mask
 from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
+from .modern import GroupedQueryAttention, RMSNorm, kv_cache_bytes, sliding_window_mask
 from .positional import PositionalEncoding, apply_rope, sinusoidal_positional_encoding
 from .training import (
     count_parameters,

@@ -609,11 +609,14 @@ class NotebookChecker:
             ok = self._expect_change(w, name, f"pressing {key} in the number box", step)
             return [f"number {key}"] if ok else []
         actions = []
-        # First a sensible edit, which must change the output; then nonsense, which must not give
-        # a traceback (checked after each widget): a widget answers bad input with a message.
+        # First a sensible edit, which must change the output; then nonsense and an impossible
+        # date, which must not give a traceback (checked after each widget): a widget answers bad
+        # input with a message.
         # Then the original text again, so that the widgets driven next start from a sane state.
         original = box.input_value()
-        for new, required in ((_edited_text(original), True), (NONSENSE, False), (original, False)):
+        steps = ((_edited_text(original), True), (NONSENSE, False), (IMPOSSIBLE_DATE, False),
+                 (original, False))
+        for new, required in steps:
             def type_it(new=new):
                 box.click()
                 self.page.keyboard.press("ControlOrMeta+a")
@@ -700,6 +703,7 @@ class NotebookChecker:
 
 
 NONSENSE = "@@ ??"
+IMPOSSIBLE_DATE = "31.02.2021"  # well-formed but no date: the translator must say so, not translate
 
 
 def _edited_text(value: str) -> str:
