@@ -7,7 +7,8 @@ import math
 import torch
 from torch import nn
 
-from .layers import Decoder, DecoderCache, Encoder
+from . import _checks
+from .layers import Decoder, DecoderCache, Encoder, _check_layer_args, _check_num_layers, _check_x
 from .positional import PositionalEncoding
 
 __all__ = ["Transformer"]
@@ -36,6 +37,13 @@ class Transformer(nn.Module):
         tie_weights: bool = False,
     ):
         super().__init__()
+        where = "Transformer"
+        src_vocab_size = _checks.as_int(where, "src_vocab_size", src_vocab_size, minimum=1)
+        tgt_vocab_size = _checks.as_int(where, "tgt_vocab_size", tgt_vocab_size, minimum=1)
+        _check_num_layers(num_layers, where)
+        _check_layer_args(d_model, num_heads, d_ff, dropout, norm_first, where)
+        _checks.as_int(where, "max_len", max_len, minimum=1)
+        _checks.as_bool(where, "tie_weights", tie_weights)
         self.d_model = d_model
         self.src_embed = nn.Embedding(src_vocab_size, d_model)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
@@ -87,6 +95,10 @@ class Transformer(nn.Module):
         ones already in the cache, and no causal mask is needed (the past is all there is).
         """
         self._check_tokens("tgt", tgt, self.tgt_embed.num_embeddings)
+        _check_x("memory", memory, self.d_model, self, "Transformer.decode")
+        if cache is not None and not isinstance(cache, DecoderCache):
+            raise TypeError(f"Transformer.decode: cache must be a DecoderCache (model.new_cache()) "
+                            f"or None, got {_checks.got(cache)}")
         start = 0 if cache is None else len(cache)
         y = self.pos(self.tgt_embed(tgt) * math.sqrt(self.d_model), start=start)  # (B, Lt, d_model)
         h = self.decoder(y, memory, tgt_mask, src_mask, need_weights=need_weights, cache=cache)
