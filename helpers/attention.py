@@ -32,7 +32,8 @@ def _shape(t: torch.Tensor) -> str:
 
 
 def check_mask(mask: torch.Tensor, scores_shape: torch.Size | tuple[int, ...],
-               where: str = "scaled_dot_product_attention", device: torch.device | None = None) -> None:
+               where: str = "scaled_dot_product_attention", device: torch.device | None = None,
+               name: str = "mask") -> None:
     """Raise a clear error unless ``mask`` is a boolean tensor that broadcasts *to* ``scores_shape``.
 
     Broadcasting may repeat the mask, never enlarge the scores: a mask of shape (4, 1, Lq, Lk)
@@ -41,16 +42,16 @@ def check_mask(mask: torch.Tensor, scores_shape: torch.Size | tuple[int, ...],
     the heads axis: that is refused unless its leading axes all have size 1 (use ``mask[:, None]``).
     """
     if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"{where}: mask must be a boolean torch.Tensor (True = may attend), "
+        raise TypeError(f"{where}: {name} must be a boolean torch.Tensor (True = may attend), "
                         f"got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise TypeError(
-            f"{where}: mask must have dtype torch.bool (True = may attend), got {mask.dtype}. "
-            "If you have an additive float mask (0 / -inf), use mask == 0 instead."
+            f"{where}: {name} must have dtype torch.bool (True = may attend), got {mask.dtype}. "
+            f"If you have an additive float mask (0 / -inf), use {name} == 0 instead."
         )
     if device is not None and mask.device != device:
-        raise ValueError(f"{where}: mask is on device {mask.device} but the scores are on {device}; "
-                         f"expected mask.to({str(device)!r})")
+        raise ValueError(f"{where}: {name} is on device {mask.device} but the scores are on {device}; "
+                         f"expected {name}.to({str(device)!r})")
     scores_shape = tuple(scores_shape)
     wanted = f"({', '.join(str(s) for s in scores_shape)})"
     try:
@@ -59,15 +60,15 @@ def check_mask(mask: torch.Tensor, scores_shape: torch.Size | tuple[int, ...],
         fits = False
     if not fits:
         raise ValueError(
-            f"{where}: mask of shape {_shape(mask)} cannot be broadcast to the attention scores of shape "
+            f"{where}: {name} of shape {_shape(mask)} cannot be broadcast to the attention scores of shape "
             f"{wanted}, i.e. (..., Lq, Lk)"
         )
     if 2 < mask.dim() < len(scores_shape) and any(s != 1 for s in mask.shape[:-2]):
         raise ValueError(
-            f"{where}: mask of shape {_shape(mask)} has fewer dimensions than the attention scores "
+            f"{where}: {name} of shape {_shape(mask)} has fewer dimensions than the attention scores "
             f"{wanted}, so its axis of size {mask.shape[0]} would be matched to the scores' axis of "
             f"size {scores_shape[len(scores_shape) - mask.dim()]} (e.g. the heads, not the batch); "
-            f"expected one axis per score axis, e.g. mask[:, None] for a per-example mask (B, 1, Lq, Lk)"
+            f"expected one axis per score axis, e.g. {name}[:, None] for a per-example mask (B, 1, Lq, Lk)"
         )
 
 
@@ -352,16 +353,17 @@ class MultiHeadAttention(nn.Module):
         if cache is not None and not isinstance(cache, KVCache):
             raise TypeError(f"{where}: cache must be a KVCache or None, got {_checks.got(cache)}")
 
-    def _mask(self, mask, b, lq, lk):
-        """The mask as (B or 1, h or 1, Lq or 1, Lk or 1): a 3-D mask is per example."""
+    def _mask(self, mask, b, lq, lk, where="MultiHeadAttention", name="mask"):
+        """The mask as (B or 1, h or 1, Lq or 1, Lk or 1): a 3-D mask is per example.
+        (Also used by the layers and the Transformer to check their masks up front.)"""
         if mask is None:
             return None
         if isinstance(mask, torch.Tensor) and mask.dim() > 4:
-            raise ValueError(f"MultiHeadAttention: mask must be (Lq, Lk), (B, Lq, Lk) or "
-                             f"(B, h, Lq, Lk), got shape {_shape(mask)}")
+            raise ValueError(f"{where}: {name} must be (Lq, Lk), (B, Lq, Lk) or (B, h, Lq, Lk), "
+                             f"got shape {_shape(mask)}")
         if isinstance(mask, torch.Tensor) and mask.dim() == 3:
             mask = mask[:, None]  # (B, 1, Lq, Lk): the same for every head
-        check_mask(mask, (b, self.num_heads, lq, lk), "MultiHeadAttention", self.w_q.weight.device)
+        check_mask(mask, (b, self.num_heads, lq, lk), where, self.w_q.weight.device, name)
         return mask
 
     def forward(

@@ -57,6 +57,14 @@ def _check_num_layers(num_layers, where):
         raise ValueError(f"num_layers must be >= 1, got {num_layers}")
 
 
+def _check_decoder_masks(layer, x, memory, tgt_mask, memory_mask, self_cache, where):
+    """tgt_mask fits (B, h, Lt, L_past + Lt) and memory_mask fits (B, h, Lt, Ls)."""
+    b, lt = x.shape[:2]
+    past = len(self_cache) if self_cache is not None else 0
+    layer.self_attn._mask(tgt_mask, b, lt, past + lt, where, "tgt_mask")
+    layer.cross_attn._mask(memory_mask, b, lt, memory.shape[1], where, "memory_mask")
+
+
 class FeedForward(nn.Module):
     """Position-wise feed-forward network: linear1 (d_model -> d_ff), ReLU, dropout, linear2."""
 
@@ -106,6 +114,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True):
         _check_x("x", x, self.norm1.normalized_shape[0], self, "EncoderLayer")
+        self.self_attn._mask(mask, x.shape[0], x.shape[1], x.shape[1], "EncoderLayer")
         if self.norm_first:  # pre-LN
             x = x + self._sa(self.norm1(x), mask, need_weights)
             return x + self._ff(self.norm2(x))
@@ -158,6 +167,7 @@ class DecoderLayer(nn.Module):
         if x.shape[0] != memory.shape[0]:
             raise ValueError(f"DecoderLayer: x {tuple(x.shape)} and memory {tuple(memory.shape)} "
                              "must share the batch size B")
+        _check_decoder_masks(self, x, memory, tgt_mask, memory_mask, self_cache, "DecoderLayer")
 
         def sa(h):
             out = self.self_attn(h, h, h, tgt_mask, need_weights=need_weights, cache=self_cache)
@@ -194,6 +204,7 @@ class Encoder(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True):
         _check_x("x", x, self.layers[0].norm1.normalized_shape[0], self, "Encoder")
+        self.layers[0].self_attn._mask(mask, x.shape[0], x.shape[1], x.shape[1], "Encoder")
         for layer in self.layers:
             x = layer(x, mask, need_weights=need_weights)
         return x if self.norm is None else self.norm(x)  # (B, Ls, d_model)
@@ -227,6 +238,11 @@ class Decoder(nn.Module):
                                   or len(cache.self_attn) != len(self.layers)):
             raise TypeError(f"Decoder: cache must be a DecoderCache for {len(self.layers)} layers "
                             f"(model.new_cache()), got {_checks.got(cache)}")
+        if x.shape[0] != memory.shape[0]:
+            raise ValueError(f"Decoder: x {tuple(x.shape)} and memory {tuple(memory.shape)} "
+                             "must share the batch size B")
+        _check_decoder_masks(self.layers[0], x, memory, tgt_mask, memory_mask,
+                             None if cache is None else cache.self_attn[0], "Decoder")
         for i, layer in enumerate(self.layers):
             self_cache = cache.self_attn[i] if cache is not None else None
             cross_cache = cache.cross_attn[i] if cache is not None else None

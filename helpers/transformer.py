@@ -77,6 +77,9 @@ class Transformer(nn.Module):
                need_weights: bool = True) -> torch.Tensor:
         """src (B, Ls) token ids -> memory (B, Ls, d_model)."""
         self._check_tokens("src", src, self.src_embed.num_embeddings)
+        ls = src.shape[1]
+        self.encoder.layers[0].self_attn._mask(src_mask, src.shape[0], ls, ls, "Transformer.encode",
+                                               "src_mask")
         x = self.pos(self.src_embed(src) * math.sqrt(self.d_model))  # (B, Ls, d_model)
         return self.encoder(x, src_mask, need_weights=need_weights)
 
@@ -100,6 +103,13 @@ class Transformer(nn.Module):
             raise TypeError(f"Transformer.decode: cache must be a DecoderCache (model.new_cache()) "
                             f"or None, got {_checks.got(cache)}")
         start = 0 if cache is None else len(cache)
+        if tgt.shape[0] != memory.shape[0]:
+            raise ValueError(f"Transformer.decode: tgt {tuple(tgt.shape)} and memory "
+                             f"{tuple(memory.shape)} must share the batch size B")
+        layer = self.decoder.layers[0]
+        b, lt = tgt.shape
+        layer.self_attn._mask(tgt_mask, b, lt, start + lt, "Transformer.decode", "tgt_mask")
+        layer.cross_attn._mask(src_mask, b, lt, memory.shape[1], "Transformer.decode", "src_mask")
         y = self.pos(self.tgt_embed(tgt) * math.sqrt(self.d_model), start=start)  # (B, Lt, d_model)
         h = self.decoder(y, memory, tgt_mask, src_mask, need_weights=need_weights, cache=cache)
         return self.out_proj(h)  # (B, Lt, tgt_vocab_size)

@@ -299,3 +299,18 @@ def test_long_inputs_are_cut_in_messages(call):
     message = str(info.value)
     assert len(message) < 250, message
     assert "(10002 characters)" in message  # says how long it was
+
+
+def test_mask_errors_name_the_mask_and_the_block_called():
+    model = Transformer(6, 6, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16)
+    src, tgt = torch.tensor([[1, 2, 3]]), torch.tensor([[1, 2]])
+    wrong = torch.ones(1, 1, 1, 5, dtype=torch.bool)  # 5 keys, but the source has 3 tokens
+    with pytest.raises(ValueError, match=r"^Transformer.encode: src_mask of shape \(1, 1, 1, 5\)"):
+        model.encode(src, wrong)
+    memory = model.encode(src)
+    with pytest.raises(ValueError, match=r"^Transformer.decode: tgt_mask of shape \(3, 3\)"):
+        model.decode(tgt, memory, None, causal_mask(3))
+    with pytest.raises(ValueError, match=r"^Encoder: mask of shape"):
+        model.encoder(torch.randn(1, 3, 8), wrong)
+    with pytest.raises(ValueError, match=r"^Decoder: memory_mask of shape"):
+        model.decoder(torch.randn(1, 2, 8), memory, None, wrong)
