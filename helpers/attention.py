@@ -46,7 +46,7 @@ def check_mask(mask: torch.Tensor, scores_shape: torch.Size | tuple[int, ...],
                         f"got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise TypeError(
-            f"{where}: {name} must have dtype torch.bool (True = may attend), got {mask.dtype}. "
+            f"{name} must have dtype torch.bool (True = may attend), got {mask.dtype}. "
             f"If you have an additive float mask (0 / -inf), use {name} == 0 instead."
         )
     if device is not None and mask.device != device:

@@ -314,3 +314,13 @@ def test_mask_errors_name_the_mask_and_the_block_called():
         model.encoder(torch.randn(1, 3, 8), wrong)
     with pytest.raises(ValueError, match=r"^Decoder: memory_mask of shape"):
         model.decoder(torch.randn(1, 2, 8), memory, None, wrong)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU (the meta-device test above "
+                    "stands in for one)")
+def test_cpu_and_gpu_tensors_are_refused():
+    q = torch.randn(2, 3, 4)
+    with pytest.raises(ValueError, match=r"key is on device cuda:0 but query is on cpu"):
+        scaled_dot_product_attention(q, q.cuda(), q)
+    with pytest.raises(ValueError, match=r"query is on device cuda:0 but the module's weights are on cpu"):
+        MultiHeadAttention(4, 2)(q.cuda(), q.cuda(), q.cuda())
