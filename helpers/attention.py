@@ -202,39 +202,19 @@ class KVCache:
         return f"KVCache({kind}length={len(self)})"
 
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Append k (B, h, L_new, d_k) and v (B, h, L_new, d_v); return everything cached.
-
-        A static cache keeps its first k, v; later calls must bring keys and values of the same
-        shape (the same batch), else a new cache is needed.
-        """
-        for name, t in (("k", k), ("v", v)):
-            _checks.tensor("KVCache.update", name, t, "a tensor (B, h, L_new, d)")
+        """Append k (B, h, L_new, d_k) and v (B, h, L_new, d_v); return everything cached."""
         if k.dim() != 4 or v.dim() != 4 or k.shape[:3] != v.shape[:3]:
             raise ValueError(
                 f"KVCache.update expects k (B, h, L_new, d_k) and v (B, h, L_new, d_v) with the "
                 f"same (B, h, L_new), got k {_shape(k)} and v {_shape(v)}"
             )
-        if self.k is not None:
-            _checks.same_dtype_device("KVCache.update", cached_k=self.k, k=k, v=v)
         if self.k is None:
             self.k, self.v = k, v
-        elif self.static:
-            if k.shape != self.k.shape or v.shape != self.v.shape:
-                raise ValueError(
-                    f"KVCache.update: this static cache holds keys {_shape(self.k)} and values "
-                    f"{_shape(self.v)} (B={self.k.shape[0]}), got k {_shape(k)} and v {_shape(v)}; "
-                    "expected the same shapes: start a new cache for a new batch or a new source"
-                )
-        else:
+        elif not self.static:
             if k.shape[:2] != self.k.shape[:2] or k.shape[-1] != self.k.shape[-1]:
                 raise ValueError(
                     f"new keys {_shape(k)} do not match the cached keys {_shape(self.k)}: "
                     "B, h and d_k must stay the same (start a new cache for a new batch)"
-                )
-            if v.shape[-1] != self.v.shape[-1]:
-                raise ValueError(
-                    f"KVCache.update: new values {_shape(v)} do not match the cached values "
-                    f"{_shape(self.v)}: d_v must stay the same"
                 )
             self.k = torch.cat([self.k, k], dim=2)  # (B, h, L_past + L_new, d_k)
             self.v = torch.cat([self.v, v], dim=2)
