@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _checks
+
 __all__ = [
     "KVCache",
     "copy_attention_weights",
@@ -29,33 +31,63 @@ def _shape(t: torch.Tensor) -> str:
     return str(tuple(t.shape))  # "(3,)", "(2, 5, 8)"
 
 
-def check_mask(mask: torch.Tensor, scores_shape: torch.Size | tuple[int, ...]) -> None:
-    """Raise a clear error unless ``mask`` is a boolean tensor broadcastable to ``scores_shape``."""
+def check_mask(mask: torch.Tensor, scores_shape: torch.Size | tuple[int, ...],
+               where: str = "scaled_dot_product_attention", device: torch.device | None = None,
+               name: str = "mask") -> None:
+    """Raise a clear error unless ``mask`` is a boolean tensor that broadcasts *to* ``scores_shape``.
+
+    Broadcasting may repeat the mask, never enlarge the scores: a mask of shape (4, 1, Lq, Lk)
+    cannot go with scores (2, h, Lq, Lk). A mask with fewer dimensions than the scores is
+    aligned from the right, so a 3-D mask (B, Lq, Lk) with 4-D scores (B, h, Lq, Lk) would land on
+    the heads axis: that is refused unless its leading axes all have size 1 (use ``mask[:, None]``).
+    """
     if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"mask must be a boolean torch.Tensor (True = may attend), got {type(mask).__name__}")
+        raise TypeError(f"{where}: {name} must be a boolean torch.Tensor (True = may attend), "
+                        f"got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise TypeError(
-            f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}. "
-            "If you have an additive float mask (0 / -inf), use mask == 0 instead."
+            f"{name} must have dtype torch.bool (True = may attend), got {mask.dtype}. "
+            f"If you have an additive float mask (0 / -inf), use {name} == 0 instead."
         )
+    if device is not None and mask.device != device:
+        raise ValueError(f"{where}: {name} is on device {mask.device} but the scores are on {device}; "
+                         f"expected {name}.to({str(device)!r})")
+    scores_shape = tuple(scores_shape)
+    wanted = f"({', '.join(str(s) for s in scores_shape)})"
     try:
-        torch.broadcast_shapes(mask.shape, tuple(scores_shape))
+        fits = torch.broadcast_shapes(mask.shape, scores_shape) == torch.Size(scores_shape)
     except RuntimeError:
+        fits = False
+    if not fits:
         raise ValueError(
-            f"mask of shape {_shape(mask)} cannot be broadcast to the attention scores of shape "
-            f"({', '.join(str(s) for s in scores_shape)}), i.e. (..., Lq, Lk)"
-        ) from None
+            f"{where}: {name} of shape {_shape(mask)} cannot be broadcast to the attention scores of shape "
+            f"{wanted}, i.e. (..., Lq, Lk)"
+        )
+    if 2 < mask.dim() < len(scores_shape) and any(s != 1 for s in mask.shape[:-2]):
+        raise ValueError(
+            f"{where}: {name} of shape {_shape(mask)} has fewer dimensions than the attention scores "
+            f"{wanted}, so its axis of size {mask.shape[0]} would be matched to the scores' axis of "
+            f"size {scores_shape[len(scores_shape) - mask.dim()]} (e.g. the heads, not the batch); "
+            f"expected one axis per score axis, e.g. {name}[:, None] for a per-example mask (B, 1, Lq, Lk)"
+        )
 
 
-def _check_qkv(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+def _check_qkv(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+               where: str = "scaled_dot_product_attention") -> None:
     for name, t in (("query", query), ("key", key), ("value", value)):
+        _checks.tensor(where, name, t, "a floating-point torch.Tensor (..., L, d)")
         if t.dim() < 2:
             raise ValueError(f"{name} must have at least 2 dimensions (..., L, d), got shape {_shape(t)}")
+        _checks.floating(where, name, t)
+    _checks.same_dtype_device(where, query=query, key=key, value=value)
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
             f"query and key must have the same last dimension d_k: got query {_shape(query)} and "
             f"key {_shape(key)}; expected query (..., Lq, d_k) and key (..., Lk, d_k)"
         )
+    if query.shape[-1] == 0:
+        raise ValueError(f"{where}: query and key need d_k >= 1 (the scores are divided by "
+                         f"sqrt(d_k)), got query {_shape(query)} and key {_shape(key)}")
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"key and value must have the same length Lk: got key {_shape(key)} and value "
@@ -81,16 +113,21 @@ def scaled_dot_product_attention(
 
     query (..., Lq, d_k), key (..., Lk, d_k), value (..., Lk, d_v) -> output (..., Lq, d_v),
     weights (..., Lq, Lk). ``mask`` is boolean, broadcastable to (..., Lq, Lk), True = may attend.
+    The mask must broadcast *to* the scores' shape; a mask with 3 or more dimensions needs one
+    axis per score axis (a per-example mask (B, Lq, Lk) with 4-D scores: ``mask[:, None]``).
     A query row with nothing to attend to gets all-zero weights and a zero output (never NaN).
     ``dropout_p`` > 0 drops weights (and scales the kept ones by 1 / (1 - p)), as in training.
     """
-    _check_qkv(query, key, value)
+    where = "scaled_dot_product_attention"
+    _check_qkv(query, key, value, where)
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float)):
+        raise TypeError(f"{where}: dropout_p must be a number in [0, 1), got {_checks.got(dropout_p)}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     d_k = query.shape[-1]
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., Lq, Lk)
     if mask is not None:
-        check_mask(mask, scores.shape)
+        check_mask(mask, scores.shape, where, query.device)
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)  # (..., Lq, Lk)
     if mask is not None:
@@ -103,6 +140,7 @@ def scaled_dot_product_attention(
 
 def causal_mask(n: int, device: torch.device | str | None = None) -> torch.Tensor:
     """(n, n) boolean mask, True on and below the diagonal: position i may attend to 0..i."""
+    n = _checks.as_int("causal_mask", "n", n)
     if n < 1:
         raise ValueError(f"causal_mask needs n >= 1, got {n}")
     return torch.ones(n, n, dtype=torch.bool, device=device).tril()
@@ -113,8 +151,14 @@ def padding_mask(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
 
     It broadcasts over heads and queries: every query may attend to every real token.
     """
+    _checks.tensor("padding_mask", "tokens", tokens, "a tensor of token ids (B, L)")
     if tokens.dim() != 2:
         raise ValueError(f"tokens must have shape (B, L), got {_shape(tokens)}")
+    if isinstance(pad_id, torch.Tensor) and pad_id.numel() == 1:
+        pad_id = pad_id.item()
+    if isinstance(pad_id, bool) or not isinstance(pad_id, (int, float)):
+        raise TypeError(f"padding_mask: pad_id must be an int (the padding token's id), "
+                        f"got {_checks.got(pad_id)}")
     return (tokens != pad_id)[:, None, None, :]
 
 
@@ -123,11 +167,17 @@ def target_mask(tgt: torch.Tensor, pad_id: int | None = None) -> torch.Tensor:
 
     Returns (B, 1, Lt, Lt) when ``pad_id`` is given, else the (Lt, Lt) causal mask.
     """
+    _checks.tensor("target_mask", "tgt", tgt, "a tensor of token ids (B, Lt)")
     if tgt.dim() != 2:
         raise ValueError(f"tgt must have shape (B, Lt), got {_shape(tgt)}")
+    if tgt.shape[1] < 1:
+        raise ValueError(f"target_mask: tgt must hold at least one position (B, Lt >= 1), "
+                         f"got shape {_shape(tgt)}")
     mask = causal_mask(tgt.shape[1], device=tgt.device)  # (Lt, Lt)
     if pad_id is None:
         return mask
+    if isinstance(pad_id, bool) or not isinstance(pad_id, (int, float, torch.Tensor)):
+        raise TypeError(f"target_mask: pad_id must be an int or None, got {_checks.got(pad_id)}")
     return mask & padding_mask(tgt, pad_id)  # (B, 1, Lt, Lt)
 
 
@@ -178,10 +228,18 @@ class MultiHeadAttention(nn.Module):
     (B, Lk, d_model) -> (B, Lq, d_model). The last attention weights are kept in
     ``self.attn_weights`` (B, num_heads, Lq, Lk) unless ``need_weights=False``, which takes the
     fused ``F.scaled_dot_product_attention`` path (notebook 11).
+
+    ``mask`` (boolean, True = may attend) is (Lq, Lk) for every example and head, (B, Lq, Lk)
+    per example (the same for every head), or (B, h, Lq, Lk); size-1 axes broadcast.
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
+        where = "MultiHeadAttention"
+        d_model = _checks.as_int(where, "d_model", d_model, minimum=1)
+        num_heads = _checks.as_int(where, "num_heads", num_heads, minimum=1)
+        dropout = _checks.as_float(where, "dropout", dropout, 0.0, 1.0)
+        _checks.as_bool(where, "bias", bias)
         if num_heads < 1 or d_model % num_heads != 0:
             raise ValueError(
                 f"d_model={d_model} is not divisible by num_heads={num_heads}: each head needs "
@@ -225,6 +283,13 @@ class MultiHeadAttention(nn.Module):
     def _project_kv(self, key, value, cache):
         """Keys and values (B, h, Lk, d_k), through the cache when there is one."""
         if cache is not None and cache.static and cache.k is not None:
+            b, lk = cache.k.shape[0], cache.k.shape[2]
+            if key.shape[:2] != (b, lk):
+                raise ValueError(
+                    f"MultiHeadAttention: the static cache holds keys for B={b}, Lk={lk} "
+                    f"(cached {_shape(cache.k)}), but key has shape {_shape(key)}; expected "
+                    f"({b}, {lk}, {self.d_model}): use a new cache for a new batch or source"
+                )
             return cache.k, cache.v  # cross-attention: the encoder's keys/values never change
         if key is value:  # e.g. cross-attention to the encoder's output: one matmul for both
             k, v = self._packed(key, self.w_k, self.w_v)
@@ -236,8 +301,6 @@ class MultiHeadAttention(nn.Module):
         """scaled_dot_product_attention's result (equal up to rounding), with fewer big passes:
         scale q (B, h, Lq, d_k) rather than the scores (B, h, Lq, Lk), mask them in place and fix
         fully masked rows only when there are any."""
-        if mask is not None:
-            check_mask(mask, (*q.shape[:-1], k.shape[-2]))
         scores = (q * (1.0 / math.sqrt(self.d_k))) @ k.transpose(-2, -1)  # (B, h, Lq, Lk)
         if mask is not None:
             scores.masked_fill_(~mask, float("-inf"))
@@ -253,16 +316,35 @@ class MultiHeadAttention(nn.Module):
             weights = F.dropout(weights, p=dropout_p)
         return weights @ v, weights  # (B, h, Lq, d_k), (B, h, Lq, Lk)
 
-    def _check_inputs(self, query, key, value):
+    def _check_inputs(self, query, key, value, cache):
+        where = "MultiHeadAttention"
         for name, t in (("query", query), ("key", key), ("value", value)):
+            _checks.tensor(where, name, t, f"a tensor (B, L, d_model={self.d_model})")
             if t.dim() != 3 or t.shape[-1] != self.d_model:
                 raise ValueError(
                     f"{name} must have shape (B, L, d_model={self.d_model}), got {_shape(t)}"
                 )
+            _checks.floating(where, name, t)
+            _checks.module_input(where, name, t, self)
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(f"key {_shape(key)} and value {_shape(value)} must share (B, Lk)")
         if query.shape[0] != key.shape[0]:
             raise ValueError(f"query {_shape(query)} and key {_shape(key)} must share the batch size B")
+        if cache is not None and not isinstance(cache, KVCache):
+            raise TypeError(f"{where}: cache must be a KVCache or None, got {_checks.got(cache)}")
+
+    def _mask(self, mask, b, lq, lk, where="MultiHeadAttention", name="mask"):
+        """The mask as (B or 1, h or 1, Lq or 1, Lk or 1): a 3-D mask is per example.
+        (Also used by the layers and the Transformer to check their masks up front.)"""
+        if mask is None:
+            return None
+        if isinstance(mask, torch.Tensor) and mask.dim() > 4:
+            raise ValueError(f"{where}: {name} must be (Lq, Lk), (B, Lq, Lk) or (B, h, Lq, Lk), "
+                             f"got shape {_shape(mask)}")
+        if isinstance(mask, torch.Tensor) and mask.dim() == 3:
+            mask = mask[:, None]  # (B, 1, Lq, Lk): the same for every head
+        check_mask(mask, (b, self.num_heads, lq, lk), where, self.w_q.weight.device, name)
+        return mask
 
     def forward(
         self,
@@ -273,7 +355,7 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = True,
         cache: KVCache | None = None,
     ) -> torch.Tensor:
-        self._check_inputs(query, key, value)
+        self._check_inputs(query, key, value, cache)
         fresh = cache is None or not (cache.static and cache.k is not None)
         if query is key and key is value and fresh:  # self-attention: one matmul for q, k, v
             q, k, v = self._packed(query, self.w_q, self.w_k, self.w_v, contiguous=need_weights)
@@ -282,13 +364,12 @@ class MultiHeadAttention(nn.Module):
         else:
             q = self.split_heads(self.w_q(query))  # (B, h, Lq, d_k)
             k, v = self._project_kv(key, value, cache)  # (B, h, Lk, d_k) each
+        mask = self._mask(mask, q.shape[0], q.shape[2], k.shape[2])
         p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = self._attend_with_weights(q, k, v, mask, p)  # (B, h, Lq, d_k)
             self.attn_weights = weights.detach()  # (B, h, Lq, Lk)
         else:
-            if mask is not None:
-                check_mask(mask, (*q.shape[:-1], k.shape[-2]))
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
             if mask is not None:  # same contract as above: a fully masked row gives zeros
                 out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
@@ -300,12 +381,37 @@ def copy_attention_weights(mine: MultiHeadAttention, theirs: nn.MultiheadAttenti
     """Copy our ``w_q``, ``w_k``, ``w_v``, ``w_o`` into an ``nn.MultiheadAttention`` (notebook 05).
 
     PyTorch keeps the three input projections stacked in one ``in_proj_weight`` (3·d_model, d_model).
+    If ``mine`` has no biases (``bias=False``), those of ``theirs`` are set to zero, so both compute
+    the same function; ``theirs`` without biases can only take a ``mine`` without biases.
     """
+    where = "copy_attention_weights"
+    if not isinstance(mine, MultiHeadAttention):
+        raise TypeError(f"{where}: mine must be a helpers MultiHeadAttention, got {_checks.got(mine)}")
+    if not isinstance(theirs, nn.MultiheadAttention):
+        raise TypeError(f"{where}: theirs must be a torch.nn.MultiheadAttention, got "
+                        f"{_checks.got(theirs)}")
     if (mine.d_model, mine.num_heads) != (theirs.embed_dim, theirs.num_heads):
         raise ValueError(f"cannot copy MultiHeadAttention(d_model={mine.d_model}, num_heads="
                          f"{mine.num_heads}) into nn.MultiheadAttention(embed_dim={theirs.embed_dim}, "
                          f"num_heads={theirs.num_heads})")
+    if theirs.in_proj_weight is None:
+        raise ValueError(f"{where}: theirs has separate kdim/vdim projections (kdim={theirs.kdim}, "
+                         f"vdim={theirs.vdim}); expected nn.MultiheadAttention({theirs.embed_dim}, "
+                         f"{theirs.num_heads}) with kdim = vdim = embed_dim")
+    if theirs.bias_k is not None or theirs.add_zero_attn:
+        raise ValueError(f"{where}: theirs was built with add_bias_kv=True or add_zero_attn=True, "
+                         "which add keys that MultiHeadAttention does not have; expected both False")
+    mine_bias = mine.w_q.bias is not None
+    if mine_bias and theirs.in_proj_bias is None:
+        raise ValueError(f"{where}: mine has biases but theirs was built with bias=False; expected "
+                         f"nn.MultiheadAttention({theirs.embed_dim}, {theirs.num_heads}, bias=True)")
     with torch.no_grad():
         theirs.in_proj_weight.copy_(torch.cat([mine.w_q.weight, mine.w_k.weight, mine.w_v.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([mine.w_q.bias, mine.w_k.bias, mine.w_v.bias]))
-        theirs.out_proj.load_state_dict(mine.w_o.state_dict())
+        theirs.out_proj.weight.copy_(mine.w_o.weight)
+        if mine_bias:
+            theirs.in_proj_bias.copy_(torch.cat([mine.w_q.bias, mine.w_k.bias, mine.w_v.bias]))
+            theirs.out_proj.bias.copy_(mine.w_o.bias)
+        else:
+            for bias in (theirs.in_proj_bias, theirs.out_proj.bias):
+                if bias is not None:
+                    bias.zero_()

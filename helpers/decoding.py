@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from . import _checks
 from .attention import causal_mask
 
 __all__ = ["beam_search", "greedy_decode"]
@@ -26,11 +27,23 @@ class _eval_mode:
         self.model.train(self.was_training)
 
 
-def _check_src(src, max_len):
+def _check_src(src, max_len, where="greedy_decode"):
+    _checks.tensor(where, "src", src, "token ids of shape (B, Ls)")
     if src.dim() != 2:
         raise ValueError(f"src must be token ids of shape (B, Ls), got {tuple(src.shape)}")
+    max_len = _checks.as_int(where, "max_len", max_len)
     if max_len < 1:
         raise ValueError(f"max_len must be >= 1, got {max_len}")
+
+
+def _check_ids(where, model, bos_id, eos_id):
+    """bos_id is a target token id (inside the vocabulary of a model with ``tgt_embed``); eos_id
+    is an int (one outside the vocabulary, e.g. -1, never comes: decoding runs to max_len)."""
+    vocab = getattr(getattr(model, "tgt_embed", None), "num_embeddings", None)
+    bos_id = _checks.as_int(where, "bos_id", bos_id, minimum=0)
+    if vocab is not None and bos_id >= vocab:
+        raise ValueError(f"{where}: bos_id must be a target token id in 0..{vocab - 1}, got {bos_id}")
+    _checks.as_int(where, "eos_id", eos_id)
 
 
 def greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None, use_cache=False):
@@ -41,7 +54,9 @@ def greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None, use_cache=
     ``use_cache=True`` feeds one new token per step and reuses each layer's keys and values
     (notebook 11); the ids are identical either way.
     """
-    _check_src(src, max_len)
+    _check_src(src, max_len, "greedy_decode")
+    _check_ids("greedy_decode", model, bos_id=bos_id, eos_id=eos_id)
+    _checks.as_bool("greedy_decode", "use_cache", use_cache)
     with _eval_mode(model):
         memory = model.encode(src, src_mask)  # (B, Ls, d_model)
         ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
@@ -69,8 +84,12 @@ def beam_search(model, src, beam_size, max_len, bos_id, eos_id, src_mask=None,
     Supports a batch of one sentence: src (1, Ls) -> LongTensor (1, <= max_len) starting with
     ``bos_id``. Hypotheses are ranked by total log-probability divided by length**length_penalty
     (0.0, the default, ranks by plain log-probability, so ``beam_size=1`` equals greedy decoding).
+    A beam larger than the vocabulary is fine: each hypothesis then proposes every token.
     """
-    _check_src(src, max_len)
+    _check_src(src, max_len, "beam_search")
+    _check_ids("beam_search", model, bos_id=bos_id, eos_id=eos_id)
+    beam_size = _checks.as_int("beam_search", "beam_size", beam_size)
+    length_penalty = _checks.as_float("beam_search", "length_penalty", length_penalty)
     if src.shape[0] != 1:
         raise ValueError(f"beam_search decodes one sentence at a time: src must be (1, Ls), got "
                          f"{tuple(src.shape)}")
@@ -92,7 +111,7 @@ def beam_search(model, src, beam_size, max_len, bos_id, eos_id, src_mask=None,
             logp = torch.log_softmax(logits[:, -1].float(), dim=-1)  # (k, V)
             candidates = []
             for (tokens, total), row in zip(beams, logp, strict=True):
-                top = torch.topk(row, beam_size)
+                top = torch.topk(row, min(beam_size, row.numel()))  # at most |V| per hypothesis
                 for lp, idx in zip(top.values.tolist(), top.indices.tolist(), strict=True):
                     candidates.append((tokens + [idx], total + lp))
             candidates.sort(key=lambda c: score(c[1], len(c[0])), reverse=True)

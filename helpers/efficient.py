@@ -9,6 +9,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from . import _checks
 from .attention import _check_qkv, check_mask
 
 __all__ = [
@@ -32,8 +33,10 @@ def online_softmax(x: torch.Tensor, dim: int = -1, block_size: int = 128) -> tor
     if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() == 0:
         got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
         raise TypeError(f"online_softmax expects a floating-point tensor with >= 1 dimension, got {got}")
+    dim = _checks.as_int("online_softmax", "dim", dim)
     if not -x.dim() <= dim < x.dim():
         raise ValueError(f"dim={dim} is out of range for a tensor of shape {tuple(x.shape)}")
+    block_size = _checks.as_int("online_softmax", "block_size", block_size)
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     x = x.movedim(dim, -1)  # (..., n)
@@ -59,13 +62,14 @@ def tiled_attention(query, key, value, mask=None, block_size: int = 64):
     returns only the output (..., Lq, d_v): the full (Lq, Lk) weight matrix is never built, only
     (Lq, block_size) pieces of it. Rows with nothing to attend to give zeros.
     """
-    _check_qkv(query, key, value)
+    _check_qkv(query, key, value, "tiled_attention")
+    block_size = _checks.as_int("tiled_attention", "block_size", block_size)
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     lq, lk = query.shape[-2], key.shape[-2]
     batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     if mask is not None:
-        check_mask(mask, (*batch, lq, lk))
+        check_mask(mask, (*batch, lq, lk), "tiled_attention", query.device)
     scale = 1.0 / math.sqrt(query.shape[-1])
     out = torch.zeros(*batch, lq, value.shape[-1], dtype=query.dtype, device=query.device)
     row_max = torch.full((*batch, lq, 1), float("-inf"), dtype=query.dtype, device=query.device)
@@ -141,6 +145,7 @@ def online_softmax_steps(x: torch.Tensor, block_size: int) -> list[dict]:
     if not isinstance(x, torch.Tensor) or x.dim() != 1 or x.numel() == 0:
         got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
         raise ValueError(f"online_softmax_steps expects a non-empty 1-D tensor, got {got}")
+    block_size = _checks.as_int("online_softmax_steps", "block_size", block_size)
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     m, total, steps = float("-inf"), 0.0, []

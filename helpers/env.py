@@ -12,7 +12,22 @@ __all__ = ["environment_report", "get_device", "in_colab", "seed_everything"]
 
 
 def seed_everything(seed: int = 0) -> torch.Generator:
-    """Seed Python's and PyTorch's random generators (CPU and every GPU); returns a Generator."""
+    """Seed Python's, NumPy's and PyTorch's random generators (CPU and every GPU); returns a
+    Generator. ``seed`` is an int in 0 .. 2**32 - 1 (NumPy's range); nothing is seeded otherwise."""
+    from ._checks import got
+
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        try:
+            import numpy as np
+
+            is_np_int = isinstance(seed, np.integer)
+        except ImportError:  # pragma: no cover
+            is_np_int = False
+        if not is_np_int:
+            raise TypeError(f"seed_everything: seed must be an int in 0 .. 2**32 - 1, got {got(seed)}")
+        seed = int(seed)
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed_everything: seed must be an int in 0 .. 2**32 - 1, got {seed}")
     random.seed(seed)
     torch.manual_seed(seed)  # also seeds CUDA
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import _checks
 from .attention import KVCache, MultiHeadAttention
 
 __all__ = [
@@ -23,15 +24,26 @@ __all__ = [
 ]
 
 
-def _check_x(name: str, x: torch.Tensor, d_model: int) -> None:
+def _check_x(name: str, x: torch.Tensor, d_model: int, module: nn.Module | None = None,
+             where: str | None = None) -> None:
     if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != d_model:
-        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"{name} must have shape (B, L, d_model={d_model}), got {got}")
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else _checks.got(x)
+        prefix = f"{where}: " if where and not isinstance(x, torch.Tensor) else ""
+        raise ValueError(f"{prefix}{name} must have shape (B, L, d_model={d_model}), got {got}")
+    if where is not None:
+        _checks.floating(where, name, x)
+        if module is not None:
+            _checks.module_input(where, name, x, module)
 
 
-def _check_layer_args(d_model, num_heads, d_ff):
+def _check_layer_args(d_model, num_heads, d_ff, dropout=0.0, norm_first=False, where="EncoderLayer"):
+    d_model = _checks.as_int(where, "d_model", d_model, minimum=1)
+    num_heads = _checks.as_int(where, "num_heads", num_heads, minimum=1)
+    d_ff = _checks.as_int(where, "d_ff", d_ff)
     if d_ff < 1:
         raise ValueError(f"d_ff must be >= 1, got {d_ff}")
+    _checks.as_float(where, "dropout", dropout, 0.0, 1.0)
+    _checks.as_bool(where, "norm_first", norm_first)
     if num_heads < 1 or d_model % num_heads != 0:
         raise ValueError(
             f"d_model={d_model} is not divisible by num_heads={num_heads}: each head needs "
@@ -39,19 +51,44 @@ def _check_layer_args(d_model, num_heads, d_ff):
         )
 
 
+def _check_num_layers(num_layers, where):
+    num_layers = _checks.as_int(where, "num_layers", num_layers)
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+
+
+def _check_decoder_masks(layer, x, memory, tgt_mask, memory_mask, self_cache, where):
+    """tgt_mask fits (B, h, Lt, L_past + Lt) and memory_mask fits (B, h, Lt, Ls)."""
+    b, lt = x.shape[:2]
+    past = len(self_cache) if self_cache is not None else 0
+    layer.self_attn._mask(tgt_mask, b, lt, past + lt, where, "tgt_mask")
+    layer.cross_attn._mask(memory_mask, b, lt, memory.shape[1], where, "memory_mask")
+
+
 class FeedForward(nn.Module):
     """Position-wise feed-forward network: linear1 (d_model -> d_ff), ReLU, dropout, linear2."""
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
+        d_model = _checks.as_int("FeedForward", "d_model", d_model)
+        d_ff = _checks.as_int("FeedForward", "d_ff", d_ff)
         if d_model < 1 or d_ff < 1:
             raise ValueError(f"d_model and d_ff must be >= 1, got d_model={d_model}, d_ff={d_ff}")
+        _checks.as_float("FeedForward", "dropout", dropout, 0.0, 1.0)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = nn.ReLU()
         self.dropout = nn.Dropout(dropout)
         self.linear2 = nn.Linear(d_ff, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (..., d_model) -> (..., d_model), each position on its own."""
+        d_model = self.linear1.in_features
+        _checks.tensor("FeedForward", "x", x, f"a tensor (..., d_model={d_model})")
+        if x.dim() < 1 or x.shape[-1] != d_model:
+            raise ValueError(f"FeedForward: x must have shape (..., d_model={d_model}), "
+                             f"got {tuple(x.shape)}")
+        _checks.floating("FeedForward", "x", x)
+        _checks.module_input("FeedForward", "x", x, self)
         return self.linear2(self.dropout(self.activation(self.linear1(x))))  # (B, L, d_model)
 
 
@@ -60,7 +97,7 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
-        _check_layer_args(d_model, num_heads, d_ff)
+        _check_layer_args(d_model, num_heads, d_ff, dropout, norm_first, "EncoderLayer")
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
@@ -76,7 +113,8 @@ class EncoderLayer(nn.Module):
         return self.dropout2(self.feed_forward(x))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True):
-        _check_x("x", x, self.norm1.normalized_shape[0])
+        _check_x("x", x, self.norm1.normalized_shape[0], self, "EncoderLayer")
+        self.self_attn._mask(mask, x.shape[0], x.shape[1], x.shape[1], "EncoderLayer")
         if self.norm_first:  # pre-LN
             x = x + self._sa(self.norm1(x), mask, need_weights)
             return x + self._ff(self.norm2(x))
@@ -88,6 +126,7 @@ class DecoderCache:
     """Per-layer key/value caches for incremental decoding (notebook 11)."""
 
     def __init__(self, num_layers: int):
+        num_layers = _checks.as_int("DecoderCache", "num_layers", num_layers, minimum=1)
         self.self_attn = [KVCache() for _ in range(num_layers)]
         self.cross_attn = [KVCache(static=True) for _ in range(num_layers)]
 
@@ -101,7 +140,7 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
-        _check_layer_args(d_model, num_heads, d_ff)
+        _check_layer_args(d_model, num_heads, d_ff, dropout, norm_first, "DecoderLayer")
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout)
@@ -123,8 +162,12 @@ class DecoderLayer(nn.Module):
         self_cache: KVCache | None = None,
         cross_cache: KVCache | None = None,
     ) -> torch.Tensor:
-        _check_x("x", x, self.norm1.normalized_shape[0])
-        _check_x("memory", memory, self.norm1.normalized_shape[0])
+        _check_x("x", x, self.norm1.normalized_shape[0], self, "DecoderLayer")
+        _check_x("memory", memory, self.norm1.normalized_shape[0], self, "DecoderLayer")
+        if x.shape[0] != memory.shape[0]:
+            raise ValueError(f"DecoderLayer: x {tuple(x.shape)} and memory {tuple(memory.shape)} "
+                             "must share the batch size B")
+        _check_decoder_masks(self, x, memory, tgt_mask, memory_mask, self_cache, "DecoderLayer")
 
         def sa(h):
             out = self.self_attn(h, h, h, tgt_mask, need_weights=need_weights, cache=self_cache)
@@ -152,14 +195,16 @@ class Encoder(nn.Module):
 
     def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
-        if num_layers < 1:
-            raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+        _check_num_layers(num_layers, "Encoder")
+        _check_layer_args(d_model, num_heads, d_ff, dropout, norm_first, "Encoder")
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first) for _ in range(num_layers)
         )
         self.norm = nn.LayerNorm(d_model, eps=1e-5) if norm_first else None
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = True):
+        _check_x("x", x, self.layers[0].norm1.normalized_shape[0], self, "Encoder")
+        self.layers[0].self_attn._mask(mask, x.shape[0], x.shape[1], x.shape[1], "Encoder")
         for layer in self.layers:
             x = layer(x, mask, need_weights=need_weights)
         return x if self.norm is None else self.norm(x)  # (B, Ls, d_model)
@@ -170,8 +215,8 @@ class Decoder(nn.Module):
 
     def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
         super().__init__()
-        if num_layers < 1:
-            raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+        _check_num_layers(num_layers, "Decoder")
+        _check_layer_args(d_model, num_heads, d_ff, dropout, norm_first, "Decoder")
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first) for _ in range(num_layers)
         )
@@ -186,6 +231,18 @@ class Decoder(nn.Module):
         need_weights: bool = True,
         cache: DecoderCache | None = None,
     ) -> torch.Tensor:
+        d_model = self.layers[0].norm1.normalized_shape[0]
+        _check_x("x", x, d_model, self, "Decoder")
+        _check_x("memory", memory, d_model, self, "Decoder")
+        if cache is not None and (not isinstance(cache, DecoderCache)
+                                  or len(cache.self_attn) != len(self.layers)):
+            raise TypeError(f"Decoder: cache must be a DecoderCache for {len(self.layers)} layers "
+                            f"(model.new_cache()), got {_checks.got(cache)}")
+        if x.shape[0] != memory.shape[0]:
+            raise ValueError(f"Decoder: x {tuple(x.shape)} and memory {tuple(memory.shape)} "
+                             "must share the batch size B")
+        _check_decoder_masks(self.layers[0], x, memory, tgt_mask, memory_mask,
+                             None if cache is None else cache.self_attn[0], "Decoder")
         for i, layer in enumerate(self.layers):
             self_cache = cache.self_attn[i] if cache is not None else None
             cross_cache = cache.cross_attn[i] if cache is not None else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import _checks
+
 __all__ = ["PositionalEncoding", "apply_rope", "sinusoidal_positional_encoding"]
 
 
@@ -12,6 +14,8 @@ def sinusoidal_positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
     """(max_len, d_model) table with PE[pos, 2i] = sin(pos / 10000^(2i/d_model)) and
     PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)). An odd d_model works (the last column is a sine).
     """
+    max_len = _checks.as_int("sinusoidal_positional_encoding", "max_len", max_len)
+    d_model = _checks.as_int("sinusoidal_positional_encoding", "d_model", d_model)
     if max_len < 1 or d_model < 1:
         raise ValueError(f"max_len and d_model must be >= 1, got max_len={max_len}, d_model={d_model}")
     position = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
@@ -32,14 +36,26 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0):
         super().__init__()
+        d_model = _checks.as_int("PositionalEncoding", "d_model", d_model, minimum=1)
+        max_len = _checks.as_int("PositionalEncoding", "max_len", max_len, minimum=1)
+        _checks.as_float("PositionalEncoding", "dropout", dropout, 0.0, 1.0)
         self.d_model = d_model
         self.max_len = max_len
         self.dropout = nn.Dropout(dropout)
         self.register_buffer("pe", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        where = "PositionalEncoding"
+        _checks.tensor(where, "x", x, f"a tensor (B, L, d_model={self.d_model})")
+        start = _checks.as_int(where, "start", start)
+        if start < 0:
+            raise ValueError(f"{where}: start must be a position >= 0, got {start}")
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"expected x of shape (B, L, d_model={self.d_model}), got {tuple(x.shape)}")
+        _checks.floating(where, "x", x)
+        if x.device != self.pe.device:
+            raise ValueError(f"{where}: x is on device {x.device} but the encoding table is on "
+                             f"{self.pe.device}; expected x.to({str(self.pe.device)!r}) or module.to(...)")
         length = x.shape[1]
         if start + length > self.max_len:
             raise ValueError(
@@ -56,6 +72,10 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     ``positions`` (L,) defaults to 0 .. L-1. Apply it to queries and keys (not values): the score
     q_m . k_n then depends on the positions only through the offset m - n.
     """
+    _checks.tensor("apply_rope", "x", x, "a floating-point tensor (..., L, d)")
+    base = _checks.as_float("apply_rope", "base", base)
+    if base <= 0:
+        raise ValueError(f"apply_rope: base must be a number > 0, got {base:g}")
     if x.dim() < 2:
         raise ValueError(f"apply_rope expects x of shape (..., L, d), got {tuple(x.shape)}")
     length, d = x.shape[-2], x.shape[-1]
@@ -64,9 +84,16 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
             f"RoPE rotates pairs of dimensions, so the last dimension must be even; got d={d} "
             f"in x of shape {tuple(x.shape)}"
         )
+    _checks.floating("apply_rope", "x", x)
     if positions is None:
         positions = torch.arange(length, device=x.device)
-    positions = torch.as_tensor(positions, device=x.device)
+    try:
+        positions = torch.as_tensor(positions, device=x.device)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"apply_rope: positions must be a tensor or list of {length} numbers, "
+                        f"got {_checks.got(positions)}") from None
+    if positions.dtype == torch.bool or positions.is_complex():
+        raise TypeError(f"apply_rope: positions must hold numbers, got dtype {positions.dtype}")
     if positions.shape != (length,):
         raise ValueError(
             f"positions must have shape (L,) = ({length},) to match x {tuple(x.shape)}, "

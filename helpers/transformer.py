@@ -7,7 +7,8 @@ import math
 import torch
 from torch import nn
 
-from .layers import Decoder, DecoderCache, Encoder
+from . import _checks
+from .layers import Decoder, DecoderCache, Encoder, _check_layer_args, _check_num_layers, _check_x
 from .positional import PositionalEncoding
 
 __all__ = ["Transformer"]
@@ -36,6 +37,13 @@ class Transformer(nn.Module):
         tie_weights: bool = False,
     ):
         super().__init__()
+        where = "Transformer"
+        src_vocab_size = _checks.as_int(where, "src_vocab_size", src_vocab_size, minimum=1)
+        tgt_vocab_size = _checks.as_int(where, "tgt_vocab_size", tgt_vocab_size, minimum=1)
+        _check_num_layers(num_layers, where)
+        _check_layer_args(d_model, num_heads, d_ff, dropout, norm_first, where)
+        _checks.as_int(where, "max_len", max_len, minimum=1)
+        _checks.as_bool(where, "tie_weights", tie_weights)
         self.d_model = d_model
         self.src_embed = nn.Embedding(src_vocab_size, d_model)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
@@ -69,6 +77,9 @@ class Transformer(nn.Module):
                need_weights: bool = True) -> torch.Tensor:
         """src (B, Ls) token ids -> memory (B, Ls, d_model)."""
         self._check_tokens("src", src, self.src_embed.num_embeddings)
+        ls = src.shape[1]
+        self.encoder.layers[0].self_attn._mask(src_mask, src.shape[0], ls, ls, "Transformer.encode",
+                                               "src_mask")
         x = self.pos(self.src_embed(src) * math.sqrt(self.d_model))  # (B, Ls, d_model)
         return self.encoder(x, src_mask, need_weights=need_weights)
 
@@ -87,7 +98,18 @@ class Transformer(nn.Module):
         ones already in the cache, and no causal mask is needed (the past is all there is).
         """
         self._check_tokens("tgt", tgt, self.tgt_embed.num_embeddings)
+        _check_x("memory", memory, self.d_model, self, "Transformer.decode")
+        if cache is not None and not isinstance(cache, DecoderCache):
+            raise TypeError(f"Transformer.decode: cache must be a DecoderCache (model.new_cache()) "
+                            f"or None, got {_checks.got(cache)}")
         start = 0 if cache is None else len(cache)
+        if tgt.shape[0] != memory.shape[0]:
+            raise ValueError(f"Transformer.decode: tgt {tuple(tgt.shape)} and memory "
+                             f"{tuple(memory.shape)} must share the batch size B")
+        layer = self.decoder.layers[0]
+        b, lt = tgt.shape
+        layer.self_attn._mask(tgt_mask, b, lt, start + lt, "Transformer.decode", "tgt_mask")
+        layer.cross_attn._mask(src_mask, b, lt, memory.shape[1], "Transformer.decode", "src_mask")
         y = self.pos(self.tgt_embed(tgt) * math.sqrt(self.d_model), start=start)  # (B, Lt, d_model)
         h = self.decoder(y, memory, tgt_mask, src_mask, need_weights=need_weights, cache=cache)
         return self.out_proj(h)  # (B, Lt, tgt_vocab_size)

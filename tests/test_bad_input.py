@@ -1,0 +1,324 @@
+"""Issue 13: what a learner experimenting with bad input meets. Each test here failed before the fix.
+
+Silent wrong answers become right answers or errors; raw tracebacks from deep inside PyTorch
+become a ValueError/TypeError that names the function called, the argument, what it got and
+what it expected.
+"""
+
+import pytest
+import torch
+from torch import nn
+
+from helpers import (
+    EncoderLayer,
+    FeedForward,
+    KVCache,
+    MultiHeadAttention,
+    PositionalEncoding,
+    Transformer,
+    apply_rope,
+    beam_search,
+    causal_mask,
+    copy_attention_weights,
+    greedy_decode,
+    scaled_dot_product_attention,
+    seed_everything,
+    target_mask,
+    tiled_attention,
+)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+# ------------------------------------------------------------------ silent wrong answers
+
+
+def test_mha_3d_mask_is_per_example_never_per_head():
+    """B = h = 2: example 1's padding must mask example 1 (every head), not head 1."""
+    mha = MultiHeadAttention(8, 2).eval()
+    x = torch.randn(2, 4, 8)  # (B, L, d_model)
+    mask = torch.ones(2, 4, 4, dtype=torch.bool)  # (B, Lq, Lk)
+    mask[1, :, 2:] = False  # example 1: its last two tokens are padding
+    out = mha(x, x, x, mask)  # (B, L, d_model)
+    weights = mha.attn_weights  # (B, h, Lq, Lk)
+    for b in range(2):  # each example alone, with its own (Lq, Lk) mask
+        alone = mha(x[b : b + 1], x[b : b + 1], x[b : b + 1], mask[b])
+        torch.testing.assert_close(out[b : b + 1], alone)
+    assert weights[1, :, :, 2:].abs().max() == 0  # both heads of example 1 skip its padding
+    assert weights[0, :, :, 2:].abs().min() > 0  # example 0 has no padding
+    torch.testing.assert_close(mha(x, x, x, mask, need_weights=False), out)
+
+
+def test_mha_3d_mask_with_another_batch_size_is_refused():
+    mha = MultiHeadAttention(8, 2)
+    x = torch.randn(3, 4, 8)
+    with pytest.raises(ValueError, match=r"MultiHeadAttention: mask of shape \(2, 1, 4, 4\)"):
+        mha(x, x, x, torch.ones(2, 4, 4, dtype=torch.bool))
+
+
+def test_sdpa_mask_must_broadcast_to_the_scores_not_enlarge_them():
+    q, k, v = torch.randn(2, 5, 6), torch.randn(2, 7, 6), torch.randn(2, 7, 6)
+    with pytest.raises(ValueError, match=r"mask of shape \(4, 1, 5, 7\) cannot be broadcast to "
+                                         r"the attention scores of shape \(2, 5, 7\)"):
+        scaled_dot_product_attention(q, k, v, torch.ones(4, 1, 5, 7, dtype=torch.bool))
+    with pytest.raises(ValueError, match=r"tiled_attention: mask of shape \(4, 1, 5, 7\)"):
+        tiled_attention(q, k, v, torch.ones(4, 1, 5, 7, dtype=torch.bool))
+
+
+def test_sdpa_3d_mask_never_lands_on_the_heads():
+    q = torch.randn(2, 2, 5, 4)  # (B, h, Lq, d_k) with B = h
+    mask = torch.ones(2, 5, 5, dtype=torch.bool)  # (B, Lq, Lk): per example
+    mask[1, :, 3:] = False
+    with pytest.raises(ValueError, match=r"fewer dimensions .* mask\[:, None\]"):
+        scaled_dot_product_attention(q, q, q, mask)
+    out, w = scaled_dot_product_attention(q, q, q, mask[:, None])  # (B, 1, Lq, Lk): per example
+    assert w[1, :, :, 3:].abs().max() == 0 and w[0, :, :, 3:].abs().min() > 0
+    ones = torch.ones(1, 5, 5, dtype=torch.bool)  # leading size-1 axes are unambiguous
+    torch.testing.assert_close(scaled_dot_product_attention(q, q, q, ones)[0],
+                               scaled_dot_product_attention(q, q, q)[0])
+
+
+def test_static_kv_cache_refuses_another_batch():
+    mha = MultiHeadAttention(8, 2).eval()
+    cache = KVCache(static=True)
+    memory1, memory4 = torch.randn(1, 5, 8), torch.randn(4, 5, 8)
+    mha(torch.randn(1, 1, 8), memory1, memory1, cache=cache)
+    with pytest.raises(ValueError, match=r"static cache holds keys for B=1, Lk=5 .* key has shape "
+                                         r"\(4, 5, 8\)"):
+        mha(torch.randn(4, 1, 8), memory4, memory4, cache=cache)
+
+
+def test_tensors_on_different_devices_are_refused():
+    q = torch.randn(2, 3, 4)
+    k_meta = torch.empty(2, 3, 4, device="meta")  # stands in for a GPU tensor
+    with pytest.raises(ValueError, match=r"scaled_dot_product_attention: key is on device meta "
+                                         r"but query is on cpu"):
+        scaled_dot_product_attention(q, k_meta, q)
+    with pytest.raises(ValueError, match=r"mask is on device meta but the scores are on cpu"):
+        scaled_dot_product_attention(q, q, q, torch.ones(3, 3, dtype=torch.bool, device="meta"))
+    with pytest.raises(ValueError, match=r"MultiHeadAttention: query is on device meta but the "
+                                         r"module's weights are on cpu"):
+        MultiHeadAttention(4, 2)(k_meta, k_meta, k_meta)
+    with pytest.raises(ValueError, match=r"PositionalEncoding: x is on device meta"):
+        PositionalEncoding(4, 10)(k_meta)
+
+
+def test_negative_positional_start_is_refused():
+    pe = PositionalEncoding(6, max_len=10)
+    with pytest.raises(ValueError, match=r"PositionalEncoding: start must be a position >= 0, got -5"):
+        pe(torch.zeros(1, 3, 6), start=-5)
+    with pytest.raises(TypeError, match=r"start must be an int, got 1.5 \(float\)"):
+        pe(torch.zeros(1, 3, 6), start=1.5)
+
+
+# ------------------------------------------------------------------ dtypes and shapes
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
+def test_input_dtype_must_match_the_module(dtype):
+    x = torch.randn(2, 3, 8, dtype=dtype)
+    with pytest.raises(TypeError, match=rf"MultiHeadAttention: query has dtype {dtype} but the "
+                                        r"module's weights are torch.float32"):
+        MultiHeadAttention(8, 2)(x, x, x)
+    with pytest.raises(TypeError, match=rf"EncoderLayer: x has dtype {dtype}"):
+        EncoderLayer(8, 2, 16)(x)
+    with pytest.raises(TypeError, match=rf"FeedForward: x has dtype {dtype}"):
+        FeedForward(8, 16)(x)
+    with pytest.raises(TypeError, match=r"MultiHeadAttention: query must be a floating-point"):
+        MultiHeadAttention(8, 2)(x.long(), x.long(), x.long())
+
+
+def test_query_and_key_dtypes_must_agree():
+    q, k = torch.randn(3, 4), torch.randn(5, 4, dtype=torch.float64)
+    with pytest.raises(TypeError, match=r"key has dtype torch.float64 but query has torch.float32"):
+        scaled_dot_product_attention(q, k, k.float())
+    with pytest.raises(TypeError, match=r"query must be a floating-point tensor .* got dtype torch.int64"):
+        scaled_dot_product_attention(q.long(), k.long(), k.long())
+    with pytest.raises(TypeError, match=r"query must be a floating-point torch.Tensor .* got \[1, 2\]"):
+        scaled_dot_product_attention([1, 2], k, k)
+
+
+def test_feed_forward_checks_the_last_dimension():
+    with pytest.raises(ValueError, match=r"FeedForward: x must have shape \(\.\.\., d_model=8\), "
+                                         r"got \(2, 3, 6\)"):
+        FeedForward(8, 16)(torch.randn(2, 3, 6))
+
+
+def test_d_k_zero_is_refused_not_nan():
+    q = torch.randn(2, 3, 0)
+    with pytest.raises(ValueError, match=r"d_k >= 1"):
+        scaled_dot_product_attention(q, q, torch.randn(2, 3, 4))
+
+
+# ------------------------------------------------------------------ constructors
+
+
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((0, 1), {}, ValueError, r"MultiHeadAttention: d_model must be an int >= 1, got 0"),
+    ((-4, 2), {}, ValueError, r"d_model must be an int >= 1, got -4"),
+    ((8, 2.0), {}, TypeError, r"num_heads must be an int >= 1, got 2.0 \(float\)"),
+    ((8, 2), {"dropout": 1.5}, ValueError, r"dropout must be a number in \[0, 1\], got 1.5"),
+    ((8, 2), {"dropout": -0.5}, ValueError, r"dropout must be a number in \[0, 1\], got -0.5"),
+    ((8, 2), {"dropout": "0.1"}, TypeError, r"dropout must be a number .* got '0.1' \(str\)"),
+    ((8, 2), {"bias": "no"}, TypeError, r"bias must be True or False, got 'no' \(str\)"),
+])
+def test_multi_head_attention_constructor(args, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        MultiHeadAttention(*args, **kwargs)
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: EncoderLayer(8, 2, 16, dropout=-0.5), r"EncoderLayer: dropout must be"),
+    (lambda: EncoderLayer(8, 2, 16.5), r"EncoderLayer: d_ff must be an int, got 16.5"),
+    (lambda: FeedForward(8, 16, dropout=2), r"FeedForward: dropout must be"),
+    (lambda: PositionalEncoding(8, max_len=10.5), r"PositionalEncoding: max_len must be an int"),
+    (lambda: Transformer(0, 10), r"Transformer: src_vocab_size must be an int >= 1, got 0"),
+    (lambda: Transformer(10, 10, num_layers=1.0), r"Transformer: num_layers must be an int"),
+    (lambda: Transformer(10, 10, norm_first="yes"), r"Transformer: norm_first must be True or False"),
+])
+def test_layer_constructors(build, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        build()
+
+
+# ------------------------------------------------------------------ decoding
+
+
+def test_beam_larger_than_the_vocabulary_is_exact_search():
+    """With a beam as wide as every candidate list, beam search is exhaustive: compare with a
+    brute-force search over every sequence (length penalty 0: rank by total log-probability)."""
+    import itertools
+
+    torch.manual_seed(3)
+    vocab, max_len, bos, eos = 4, 4, 1, 2
+    model = Transformer(5, vocab, d_model=8, num_heads=2, num_layers=1, d_ff=16, dropout=0.0,
+                        max_len=16).eval()
+    src = torch.tensor([[1, 3, 4]])
+    best, best_logp = None, float("-inf")
+    for n in range(1, max_len):
+        for tail in itertools.product(range(vocab), repeat=n):
+            if eos in tail[:-1] or (n < max_len - 1 and tail[-1] != eos):
+                continue  # a sequence ends at its first eos, or when it reaches max_len
+            ys = torch.tensor([[bos, *tail]])
+            with torch.no_grad():
+                logp = torch.log_softmax(model(src, ys[:, :-1], None, causal_mask(n)), -1)
+            total = logp[0, torch.arange(n), ys[0, 1:]].sum().item()
+            if total > best_logp:
+                best, best_logp = ys, total
+    beam = vocab ** (max_len - 1)  # 64 > |V|: every hypothesis survives every step
+    out = beam_search(model, src, beam_size=beam, max_len=max_len, bos_id=bos, eos_id=eos)
+    assert torch.equal(out, best)
+
+
+def test_decoding_arguments():
+    model = Transformer(5, 6, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16)
+    src = torch.tensor([[1, 3, 4]])
+    with pytest.raises(TypeError, match=r"beam_search: beam_size must be an int, got 2.0"):
+        beam_search(model, src, 2.0, 5, 1, 2)
+    with pytest.raises(ValueError, match=r"greedy_decode: bos_id must be a target token id in 0..5, got 9"):
+        greedy_decode(model, src, 5, 9, 2)
+    with pytest.raises(TypeError, match=r"greedy_decode: max_len must be an int, got '5' \(str\)"):
+        greedy_decode(model, src, "5", 1, 2)
+
+
+# ------------------------------------------------------------------ other entry points
+
+
+@pytest.mark.parametrize("their_bias", [True, False])
+def test_copy_attention_weights_without_bias(their_bias):
+    mine = MultiHeadAttention(8, 2, bias=False).eval()
+    theirs = nn.MultiheadAttention(8, 2, bias=their_bias, batch_first=True).eval()
+    copy_attention_weights(mine, theirs)
+    x = torch.randn(2, 5, 8)
+    torch.testing.assert_close(mine(x, x, x), theirs(x, x, x)[0])
+
+
+def test_copy_attention_weights_refuses_what_cannot_be_copied():
+    with pytest.raises(ValueError, match=r"theirs was built with bias=False"):
+        copy_attention_weights(MultiHeadAttention(8, 2), nn.MultiheadAttention(8, 2, bias=False))
+    with pytest.raises(TypeError, match=r"copy_attention_weights: theirs must be a "
+                                        r"torch.nn.MultiheadAttention, got"):
+        copy_attention_weights(MultiHeadAttention(8, 2), nn.Linear(8, 8))
+
+
+def test_seed_everything_refuses_bad_seeds_before_seeding_anything():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    for seed, error in [(-1, ValueError), (2**32, ValueError), (1.5, TypeError), ("0", TypeError)]:
+        with pytest.raises(error, match=r"seed_everything: seed must be an int in 0 \.\. 2\*\*32 - 1"):
+            seed_everything(seed)
+    torch.testing.assert_close(torch.rand(3), expected)  # torch was not reseeded
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: causal_mask(2.5), TypeError, r"causal_mask: n must be an int, got 2.5 \(float\)"),
+    (lambda: causal_mask(True), TypeError, r"causal_mask: n must be an int, got True \(bool\)"),
+    (lambda: tiled_attention(torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 4),
+                             block_size=2.5), TypeError, r"tiled_attention: block_size must be an int"),
+    (lambda: apply_rope(torch.randn(3, 4), base=-1.0), ValueError, r"apply_rope: base must be"),
+])
+def test_non_integer_sizes(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_causal_mask_accepts_integer_like_sizes():
+    import numpy as np
+
+    expected = torch.ones(3, 3, dtype=torch.bool).tril()
+    assert torch.equal(causal_mask(np.int64(3)), expected)
+    assert torch.equal(causal_mask(torch.tensor(3)), expected)
+
+
+def test_errors_name_the_function_the_learner_called():
+    with pytest.raises(ValueError, match=r"^target_mask: tgt must hold at least one position .* "
+                                         r"got shape \(2, 0\)"):
+        target_mask(torch.zeros(2, 0, dtype=torch.long))
+    q = torch.randn(3, 4)
+    with pytest.raises(TypeError, match=r"^tiled_attention: key has dtype torch.float64"):
+        tiled_attention(q, q.double(), q)
+
+
+@pytest.mark.parametrize("call", [
+    lambda long: causal_mask(long),
+    lambda long: MultiHeadAttention(long, 2),
+    lambda long: PositionalEncoding(8)(torch.zeros(1, 2, 8), start=long),
+    lambda long: seed_everything(long),
+    lambda long: MultiHeadAttention(8, 2, dropout=long),
+])
+def test_long_inputs_are_cut_in_messages(call):
+    long = "x" * 10_000
+    with pytest.raises(TypeError) as info:
+        call(long)
+    message = str(info.value)
+    assert len(message) < 250, message
+    assert "(10002 characters)" in message  # says how long it was
+
+
+def test_mask_errors_name_the_mask_and_the_block_called():
+    model = Transformer(6, 6, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16)
+    src, tgt = torch.tensor([[1, 2, 3]]), torch.tensor([[1, 2]])
+    wrong = torch.ones(1, 1, 1, 5, dtype=torch.bool)  # 5 keys, but the source has 3 tokens
+    with pytest.raises(ValueError, match=r"^Transformer.encode: src_mask of shape \(1, 1, 1, 5\)"):
+        model.encode(src, wrong)
+    memory = model.encode(src)
+    with pytest.raises(ValueError, match=r"^Transformer.decode: tgt_mask of shape \(3, 3\)"):
+        model.decode(tgt, memory, None, causal_mask(3))
+    with pytest.raises(ValueError, match=r"^Encoder: mask of shape"):
+        model.encoder(torch.randn(1, 3, 8), wrong)
+    with pytest.raises(ValueError, match=r"^Decoder: memory_mask of shape"):
+        model.decoder(torch.randn(1, 2, 8), memory, None, wrong)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU (the meta-device test above "
+                    "stands in for one)")
+def test_cpu_and_gpu_tensors_are_refused():
+    q = torch.randn(2, 3, 4)
+    with pytest.raises(ValueError, match=r"key is on device cuda:0 but query is on cpu"):
+        scaled_dot_product_attention(q, q.cuda(), q)
+    with pytest.raises(ValueError, match=r"query is on device cuda:0 but the module's weights are on cpu"):
+        MultiHeadAttention(4, 2)(q.cuda(), q.cuda(), q.cuda())
