@@ -19,8 +19,8 @@ from .decoding import beam_search, greedy_decode
 from .diagrams import show_diagram
 from .efficient import online_softmax, tiled_attention
 from .env import environment_report, get_device, in_colab, seed_everything
-from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from .gpt import GPT
+from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from .positional import PositionalEncoding, apply_rope, sinusoidal_positional_encoding
 from .training import (
     count_parameters,

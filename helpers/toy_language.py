@@ -120,12 +120,13 @@ def _expand(sym: str, rng: random.Random, out: list[str]) -> None:
         out.append(sym)
         return
     rules = GRAMMAR[sym]
-    r, acc = rng.random(), 0.0
+    r, acc, chosen = rng.random(), 0.0, rules[-1][1]
     for p, rhs in rules:
         acc += p
         if r < acc:
+            chosen = rhs
             break
-    for s in rhs:
+    for s in chosen:
         _expand(s, rng, out)
 
 
@@ -147,7 +148,7 @@ def sentences(n: int, seed: int = 0) -> list[str]:
 def _inside(words: tuple[str, ...]):
     """inside(sym, i) -> {j: probability that ``sym`` derives words[i:j]} (memoised)."""
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def inside(sym: str, i: int) -> dict[int, float]:
         if sym not in GRAMMAR:
             return {i + 1: 1.0} if i < len(words) and words[i] == sym else {}
@@ -189,7 +190,7 @@ def _entropy(rules) -> float:
     return -sum(p * math.log(p) for p, _ in rules if p > 0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sym_stats(sym: str) -> tuple[float, float, int]:
     """(entropy in nats, expected number of tokens, number of distinct strings) of ``sym``."""
     if sym not in GRAMMAR:

@@ -110,6 +110,6 @@ def test_complete_greedy_groups_by_length():
     m = small()
     prompts = [[1, 2], [3, 4, 5], [6, 7]]
     out = complete_greedy(m, prompts, 4)
-    for p, o in zip(prompts, out):
+    for p, o in zip(prompts, out, strict=True):
         want = m.generate(torch.tensor([p]), 4, temperature=0)[0, len(p):].tolist()
         assert o == want

@@ -4,8 +4,15 @@ import torch
 
 from helpers import GPT
 from helpers import toy_language as tl
-from helpers.gpt_widgets import (SamplingView, loss_vs_entropy_plot, sample_sentences,
-                                 sampling_figure, sampling_view, sampling_widget, tradeoff_plot)
+from helpers.gpt_widgets import (
+    SamplingView,
+    loss_vs_entropy_plot,
+    sample_sentences,
+    sampling_figure,
+    sampling_view,
+    sampling_widget,
+    tradeoff_plot,
+)
 
 
 def model():
