@@ -109,9 +109,10 @@ def loss_vs_entropy_plot(history: dict, entropy: float, val_loss: float | None =
     return ax.figure
 
 
-def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None):
-    """Share of samples that parse (left axis) and number of distinct sentences (right axis)
-    against temperature or top-p."""
+def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None,
+                  diversity_label: str = "distinct sentences"):
+    """Share of samples that parse (left axis) and a diversity count, e.g. the number of distinct
+    sentences (right axis), against temperature or top-p."""
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -121,9 +122,9 @@ def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None):
     ax.set_xlabel(xlabel)
     ax.set_ylabel("share that parses", color="C0")
     twin = ax.twinx()
-    twin.plot(values, distinct, marker="s", color="C1", label="distinct sentences")
+    twin.plot(values, distinct, marker="s", color="C1", label=diversity_label)
     twin.set_ylim(0, n * 1.05)
-    twin.set_ylabel(f"distinct sentences (of {n})", color="C1")
+    twin.set_ylabel(f"{diversity_label} (of {n})", color="C1")
     return ax.figure
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "log_prob",
     "num_sentences",
     "sentences",
+    "shape",
     "tokenize",
 ]
 
@@ -112,6 +113,24 @@ def decode(ids: Iterable[int]) -> str:
         if i != 0:
             words.append(VOCAB[i])
     return " ".join(words).replace(" .", ".")
+
+
+def _word_classes() -> dict[str, str]:
+    classes = {".": ".", "that": "that"}
+    for sym, rules in GRAMMAR.items():
+        for _, rhs in rules:
+            if len(rhs) == 1 and rhs[0] not in GRAMMAR and rhs[0] not in classes:
+                classes[rhs[0]] = sym.split("_")[0]  # DET, ADJ, N, VT, VI
+    return classes
+
+
+_CLASSES = _word_classes()
+
+
+def shape(text: str) -> str:
+    """The sentence's word classes: 'the big cat chased a mouse.' -> 'DET ADJ N VT DET N .'
+    (unknown words are kept as they are). Counts structure, whatever nouns and verbs were chosen."""
+    return " ".join(_CLASSES.get(w, w) for w in tokenize(text))
 
 
 # ---------------------------------------------------------------- generator

@@ -70,6 +70,9 @@ def test_loss_and_tradeoff_plots():
     fig = tradeoff_plot([0.5, 1.0], [1.0, 0.9], [250, 290], "temperature", 300)
     assert list(fig.axes[0].lines[0].get_ydata()) == [1.0, 0.9]
     assert list(fig.axes[1].lines[0].get_ydata()) == [250, 290]
+    assert fig.axes[1].get_ylabel() == "distinct sentences (of 300)"
+    fig = tradeoff_plot([0.5], [1.0], [20], "top-p", 300, diversity_label="distinct shapes")
+    assert fig.axes[1].get_ylabel() == "distinct shapes (of 300)"
 
 
 def test_widget_builds_and_redraws():

@@ -98,3 +98,9 @@ def test_encode_decode_and_errors():
         tl.is_sentence(3)
     with pytest.raises(ValueError, match="non-negative"):
         tl.sentences(-1)
+
+
+def test_shape():
+    assert tl.shape("the big cat chased a mouse.") == "DET ADJ N VT DET N ."
+    assert tl.shape("some cats that sleep run.") == "DET N that VI VI ."
+    assert tl.shape("the elephant") == "DET elephant"
