@@ -20,6 +20,7 @@ from .decoding import beam_search, greedy_decode
 from .diagrams import show_diagram
 from .efficient import online_softmax, tiled_attention
 from .env import environment_report, get_device, in_colab, seed_everything
+from .gpt import GPT
 from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from .modern import GroupedQueryAttention, RMSNorm, kv_cache_bytes, sliding_window_mask
 from .positional import PositionalEncoding, apply_rope, sinusoidal_positional_encoding
@@ -44,6 +45,7 @@ __all__ = [
     "Encoder",
     "EncoderLayer",
     "FeedForward",
+    "GPT",
     "KVCache",
     "MultiHeadAttention",
     "PositionalEncoding",

@@ -1,0 +1,86 @@
+"""Checkers for the exercises of notebook 12 (decoder-only GPT and sampling)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import toy_language as tl
+from ..gpt import GPT
+from ._common import call, checker
+
+__all__ = ["check_gpt_parameter_count", "check_min_p_filter", "check_sentence_log_prob"]
+
+
+@checker("Exercise 1 (min-p filter)")
+def check_min_p_filter(fn):
+    """``fn(logits, p_min)`` keeps tokens whose probability is at least p_min times the top one."""
+    g = torch.Generator().manual_seed(12)
+    logits = torch.randn(3, 7, generator=g) * 2  # (B, |V|)
+    logits[0, 0] += 4.0  # a confident row: most tokens fall below the threshold
+    for p_min in (0.05, 0.2, 0.5):
+        got = call(fn, logits.clone(), p_min)
+        assert isinstance(got, torch.Tensor) and got.shape == logits.shape, (
+            f"return logits of the same shape {tuple(logits.shape)}, got "
+            f"{tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}"
+        )
+        probs = torch.softmax(logits, dim=-1)
+        keep = probs >= p_min * probs.max(dim=-1, keepdim=True).values
+        if torch.equal(~torch.isneginf(got), probs >= p_min) and not torch.equal(keep, probs >= p_min):
+            raise AssertionError(
+                "you compare each probability with p_min itself; min-p scales the threshold by the "
+                "probability of the most likely token: keep p_i >= p_min * max_j p_j"
+            )
+        assert torch.equal(~torch.isneginf(got), keep), (
+            f"with p_min={p_min} the kept tokens should be {keep.int().tolist()} (1 = kept), got "
+            f"{(~torch.isneginf(got)).int().tolist()}"
+        )
+        torch.testing.assert_close(got[keep], logits[keep], msg="kept logits must stay unchanged")
+
+
+@checker("Exercise 2 (parameters of a GPT)")
+def check_gpt_parameter_count(fn):
+    """``fn(vocab_size, d_model, num_layers, d_ff, max_len, tie_weights)`` -> int."""
+    for v, d, n, f, m, tie in ((27, 64, 2, 256, 64, True), (27, 64, 2, 256, 64, False),
+                               (100, 32, 3, 48, 16, True), (50, 48, 1, 96, 20, False)):
+        got = call(fn, v, d, n, f, m, tie)
+        want = sum(p.numel() for p in GPT(v, d, 4, n, f, m, tie_weights=tie).parameters())
+        assert isinstance(got, int), f"return an int, got {type(got).__name__}"
+        if got != want:
+            hint = ""
+            if tie and got == want + v * d:
+                hint = " With tied weights the output layer reuses the embedding matrix: count it once."
+            elif not tie and got == want - v * d:
+                hint = " Without tying, the output layer has its own (|V|, d_model) matrix."
+            elif got == want - 2 * n * d * 2 - 2 * d:
+                hint = " Did you forget the LayerNorms (a weight and a bias each)?"
+            elif got == want - m * d:
+                hint = " Did you forget the learned position table (max_len, d_model)?"
+            raise AssertionError(
+                f"vocab_size={v}, d_model={d}, num_layers={n}, d_ff={f}, max_len={m}, "
+                f"tie_weights={tie}: expected {want:,} parameters, got {got:,}.{hint}"
+            )
+
+
+@checker("Exercise 3 (a sentence's log-probability under the model)")
+def check_sentence_log_prob(fn):
+    """``fn(model, text)`` -> sum of log p(token | '.' and the tokens before it) over its tokens."""
+    torch.manual_seed(3)
+    model = GPT(len(tl.VOCAB), d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=32).eval()
+    for text in ("the big cat chased a mouse.", "some dogs sleep."):
+        ids = torch.tensor([[1] + tl.encode(text)])  # (1, L + 1): '.' starts it
+        with torch.no_grad():
+            logp = torch.log_softmax(model(ids)[0, :-1].double(), dim=-1)  # (L, |V|)
+        per_token = logp.gather(-1, ids[0, 1:, None])[:, 0]  # (L,)
+        want = per_token.sum().item()
+        got = call(fn, model, text)
+        got = float(got)
+        if math.isclose(got, want - per_token[-1].item(), abs_tol=1e-4):
+            raise AssertionError(f"{text!r}: the final '.' is a token too: include its log-probability")
+        shifted = torch.log_softmax(model(ids)[0, 1:].double(), dim=-1)
+        if math.isclose(got, shifted[:-1].gather(-1, ids[0, 2:, None]).sum().item(), abs_tol=1e-4):
+            raise AssertionError("the logits at position t predict the token at t + 1: shift by one")
+        assert math.isclose(got, want, abs_tol=1e-4), (
+            f"{text!r}: expected a log-probability of {want:.4f}, got {got:.4f}"
+        )

@@ -1,0 +1,244 @@
+"""A small language whose samples can be checked exactly (notebook 12).
+
+It grows out of notebook 01's running example "the big cat chased a mouse". Sentences are drawn
+from a probabilistic grammar (below) with a seeded ``random.Random``: nothing is downloaded. The
+same grammar gives a parser (``is_sentence``), the exact probability of any string
+(``log_prob``) and the exact entropy of the language (``entropy_per_sentence``), so a language
+model's loss can be compared with the best loss any model could reach.
+
+What makes a wrong sentence easy to spot:
+
+- **agreement**: the verb agrees with its subject ("the cat sleeps", "the cats sleep"), also
+  across a relative clause ("the cat that sees the dogs sleeps"); "a" only before a singular
+  noun, "some" only before a plural one;
+- **determiners**: every noun phrase starts with one ("the", "a", "some");
+- **adjectives before nouns**: at most one, between the determiner and the noun;
+- **an optional subordinate clause**: the subject may take one relative clause "that ..." (never
+  nested: the language is finite);
+- **sentence ends**: every sentence ends with ".".
+
+The grammar is unambiguous (each sentence has exactly one derivation; the tests check it), so the
+entropy of a sentence is the expected sum of the entropies of the choices made to produce it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "GRAMMAR",
+    "VOCAB",
+    "decode",
+    "encode",
+    "entropy_per_sentence",
+    "entropy_per_token",
+    "expected_tokens_per_sentence",
+    "is_sentence",
+    "log_prob",
+    "num_sentences",
+    "sentences",
+    "shape",
+    "tokenize",
+]
+
+_ADJECTIVES = ("big", "small", "black", "grey")
+_NOUNS = {"sg": ("cat", "mouse", "dog", "bird"), "pl": ("cats", "mice", "dogs", "birds")}
+_TRANSITIVE = {"sg": ("chased", "chases", "sees"), "pl": ("chased", "chase", "see")}
+_INTRANSITIVE = {"sg": ("sleeps", "runs"), "pl": ("sleep", "run")}
+
+
+def _uniform(words: Sequence[str]) -> list[tuple[float, tuple[str, ...]]]:
+    return [(1.0 / len(words), (w,)) for w in words]
+
+
+# Nonterminal -> [(probability, right-hand side)]. Symbols that are not keys are words.
+GRAMMAR: dict[str, list[tuple[float, tuple[str, ...]]]] = {
+    "S": [(0.5, ("SUBJ_sg", "VP_sg", ".")), (0.5, ("SUBJ_pl", "VP_pl", "."))],
+    "ADJ": [(0.6, ())] + [(0.1, (a,)) for a in _ADJECTIVES],
+    "OBJ": [(0.5, ("NP_sg",)), (0.5, ("NP_pl",))],
+    "DET_sg": [(0.6, ("the",)), (0.4, ("a",))],
+    "DET_pl": [(0.6, ("the",)), (0.4, ("some",))],
+}
+for _n in ("sg", "pl"):
+    GRAMMAR[f"SUBJ_{_n}"] = [(0.7, (f"NP_{_n}",)), (0.3, (f"NP_{_n}", "that", f"VP_{_n}"))]
+    GRAMMAR[f"NP_{_n}"] = [(1.0, (f"DET_{_n}", "ADJ", f"N_{_n}"))]
+    GRAMMAR[f"VP_{_n}"] = [(0.6, (f"VT_{_n}", "OBJ")), (0.4, (f"VI_{_n}",))]
+    GRAMMAR[f"N_{_n}"] = _uniform(_NOUNS[_n])
+    GRAMMAR[f"VT_{_n}"] = _uniform(_TRANSITIVE[_n])
+    GRAMMAR[f"VI_{_n}"] = _uniform(_INTRANSITIVE[_n])
+
+
+def _words() -> list[str]:
+    seen: dict[str, None] = {}
+    for rules in GRAMMAR.values():
+        for _, rhs in rules:
+            for sym in rhs:
+                if sym not in GRAMMAR and sym != ".":
+                    seen[sym] = None
+    return list(seen)
+
+
+# Token ids: 0 = <pad> (only ever padding), 1 = "." (ends a sentence, and starts a prompt), words.
+VOCAB: list[str] = ["<pad>", ".", *_words()]
+_STOI = {w: i for i, w in enumerate(VOCAB)}
+
+
+# ---------------------------------------------------------------- text <-> tokens <-> ids
+def tokenize(text: str) -> list[str]:
+    """'the big cat sleeps.' -> ['the', 'big', 'cat', 'sleeps', '.'] (the full stop is a token)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    return text.replace(".", " . ").split()
+
+
+def encode(text: str) -> list[int]:
+    """Text -> token ids; raises ValueError naming words that are not in ``VOCAB``."""
+    words = tokenize(text)
+    unknown = list(dict.fromkeys(w for w in words if w not in _STOI or w == "<pad>"))
+    if unknown:
+        raise ValueError(f"unknown word(s) {', '.join(map(repr, unknown))} in {text!r}; the "
+                         f"language knows only {' '.join(VOCAB[1:])}")
+    return [_STOI[w] for w in words]
+
+
+def decode(ids: Iterable[int]) -> str:
+    """Token ids -> text ('the cat sleeps. a dog runs.'); padding is skipped."""
+    words = []
+    for i in (int(i) for i in ids):
+        if not 0 <= i < len(VOCAB):
+            raise ValueError(f"id {i} is outside the vocabulary of {len(VOCAB)} tokens")
+        if i != 0:
+            words.append(VOCAB[i])
+    return " ".join(words).replace(" .", ".")
+
+
+def _word_classes() -> dict[str, str]:
+    classes = {".": ".", "that": "that"}
+    for sym, rules in GRAMMAR.items():
+        for _, rhs in rules:
+            if len(rhs) == 1 and rhs[0] not in GRAMMAR and rhs[0] not in classes:
+                classes[rhs[0]] = sym.split("_")[0]  # DET, ADJ, N, VT, VI
+    return classes
+
+
+_CLASSES = _word_classes()
+
+
+def shape(text: str) -> str:
+    """The sentence's word classes: 'the big cat chased a mouse.' -> 'DET ADJ N VT DET N .'
+    (unknown words are kept as they are). Counts structure, whatever nouns and verbs were chosen."""
+    return " ".join(_CLASSES.get(w, w) for w in tokenize(text))
+
+
+# ---------------------------------------------------------------- generator
+def _expand(sym: str, rng: random.Random, out: list[str]) -> None:
+    if sym not in GRAMMAR:
+        out.append(sym)
+        return
+    rules = GRAMMAR[sym]
+    r, acc, chosen = rng.random(), 0.0, rules[-1][1]
+    for p, rhs in rules:
+        acc += p
+        if r < acc:
+            chosen = rhs
+            break
+    for s in chosen:
+        _expand(s, rng, out)
+
+
+def sentences(n: int, seed: int = 0) -> list[str]:
+    """``n`` sentences drawn from the grammar with ``random.Random(seed)``, e.g. 'the big cat
+    chases a mouse.' The same seed gives the same sentences."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words: list[str] = []
+        _expand("S", rng, words)
+        out.append(" ".join(words).replace(" .", "."))
+    return out
+
+
+# ---------------------------------------------------------------- parser
+def _inside(words: tuple[str, ...]):
+    """inside(sym, i) -> {j: probability that ``sym`` derives words[i:j]} (memoised)."""
+
+    @functools.cache
+    def inside(sym: str, i: int) -> dict[int, float]:
+        if sym not in GRAMMAR:
+            return {i + 1: 1.0} if i < len(words) and words[i] == sym else {}
+        ends: dict[int, float] = {}
+        for p, rhs in GRAMMAR[sym]:
+            partial = {i: p}
+            for s in rhs:
+                nxt: dict[int, float] = {}
+                for k, pk in partial.items():
+                    for j, pj in inside(s, k).items():
+                        nxt[j] = nxt.get(j, 0.0) + pk * pj
+                partial = nxt
+            for j, pj in partial.items():
+                ends[j] = ends.get(j, 0.0) + pj
+        return ends
+
+    return inside
+
+
+def log_prob(text: str) -> float:
+    """Natural log of the probability that the grammar generates exactly this sentence
+    (``-inf`` for a string that is not a sentence of the language)."""
+    return _log_prob_words(tuple(tokenize(text)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _log_prob_words(words: tuple[str, ...]) -> float:
+    p = _inside(words)("S", 0).get(len(words), 0.0) if words else 0.0
+    return math.log(p) if p > 0 else -math.inf
+
+
+def is_sentence(text: str) -> bool:
+    """True when ``text`` is one sentence of the language (ending with '.'), else False."""
+    return log_prob(text) > -math.inf
+
+
+# ---------------------------------------------------------------- exact statistics
+def _entropy(rules) -> float:
+    return -sum(p * math.log(p) for p, _ in rules if p > 0)
+
+
+@functools.cache
+def _sym_stats(sym: str) -> tuple[float, float, int]:
+    """(entropy in nats, expected number of tokens, number of distinct strings) of ``sym``."""
+    if sym not in GRAMMAR:
+        return 0.0, 1.0, 1
+    h, length, count = _entropy(GRAMMAR[sym]), 0.0, 0
+    for p, rhs in GRAMMAR[sym]:
+        stats = [_sym_stats(s) for s in rhs]
+        h += p * sum(s[0] for s in stats)
+        length += p * sum(s[1] for s in stats)
+        count += math.prod(s[2] for s in stats)
+    return h, length, count
+
+
+def entropy_per_sentence() -> float:
+    """Exact entropy of a sentence, in nats: E[-log p(sentence)]."""
+    return _sym_stats("S")[0]
+
+
+def expected_tokens_per_sentence() -> float:
+    """Expected number of tokens in a sentence, its '.' included."""
+    return _sym_stats("S")[1]
+
+
+def entropy_per_token() -> float:
+    """The entropy rate of a stream of independent sentences, in nats per token: the lowest
+    average next-token cross-entropy any model can reach on such a stream."""
+    return entropy_per_sentence() / expected_tokens_per_sentence()
+
+
+def num_sentences() -> int:
+    """How many different sentences the language has (it is finite)."""
+    return _sym_stats("S")[2]

@@ -1,0 +1,87 @@
+"""Each checker of notebook 12 says "not attempted" for the stub, rejects plausible wrong
+answers with a helpful message and accepts a right answer."""
+
+import pytest
+import torch
+
+from helpers import toy_language as tl
+from helpers.exercises import nb12
+
+
+def stub(*args):
+    raise NotImplementedError
+
+
+def min_p_right(logits, p_min):
+    probs = torch.softmax(logits, -1)
+    keep = probs >= p_min * probs.max(-1, keepdim=True).values
+    return logits.masked_fill(~keep, float("-inf"))
+
+
+def min_p_absolute(logits, p_min):
+    return logits.masked_fill(torch.softmax(logits, -1) < p_min, float("-inf"))
+
+
+def min_p_on_logits(logits, p_min):  # compares logits instead of probabilities
+    return logits.masked_fill(logits < p_min * logits.max(-1, keepdim=True).values, float("-inf"))
+
+
+def test_min_p(capsys):
+    assert not nb12.check_min_p_filter(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="scales the threshold"):
+        nb12.check_min_p_filter(min_p_absolute)
+    with pytest.raises(AssertionError, match="the kept tokens should be"):
+        nb12.check_min_p_filter(min_p_on_logits)
+    assert nb12.check_min_p_filter(min_p_right)
+
+
+def params_right(v, d, n, f, m, tie):
+    block = 4 * (d * d + d) + (d * f + f) + (f * d + d) + 2 * 2 * d
+    return v * d + m * d + n * block + 2 * d + (0 if tie else v * d)
+
+
+def params_untied_always(v, d, n, f, m, tie):
+    return params_right(v, d, n, f, m, False)
+
+
+def params_no_norms(v, d, n, f, m, tie):
+    return params_right(v, d, n, f, m, tie) - n * 4 * d - 2 * d
+
+
+def params_no_positions(v, d, n, f, m, tie):
+    return params_right(v, d, n, f, m, tie) - m * d
+
+
+def test_parameter_count(capsys):
+    assert not nb12.check_gpt_parameter_count(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="count it once"):
+        nb12.check_gpt_parameter_count(params_untied_always)
+    with pytest.raises(AssertionError, match="LayerNorms"):
+        nb12.check_gpt_parameter_count(params_no_norms)
+    with pytest.raises(AssertionError, match="position table"):
+        nb12.check_gpt_parameter_count(params_no_positions)
+    assert nb12.check_gpt_parameter_count(params_right)
+
+
+def _logp(model, text, drop_last=False, shift=False):
+    ids = torch.tensor([[1] + tl.encode(text)])
+    with torch.no_grad():
+        logits = model(ids)[0]
+    logp = torch.log_softmax(logits[1:] if shift else logits[:-1], -1)
+    targets = ids[0, 2:] if shift else ids[0, 1:]
+    per = logp[: len(targets)].gather(-1, targets[:, None])[:, 0]
+    return float(per[:-1].sum() if drop_last else per.sum())
+
+
+def test_sentence_log_prob(capsys):
+    assert not nb12.check_sentence_log_prob(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="final '.' is a token"):
+        nb12.check_sentence_log_prob(lambda m, t: _logp(m, t, drop_last=True))
+    with pytest.raises(AssertionError, match="shift by one"):
+        nb12.check_sentence_log_prob(lambda m, t: _logp(m, t, shift=True))
+    with pytest.raises(AssertionError, match="expected a log-probability"):
+        nb12.check_sentence_log_prob(lambda m, t: _logp(m, t) - 1.0)
+    assert nb12.check_sentence_log_prob(_logp)

@@ -1,0 +1,85 @@
+"""helpers.gpt_widgets: the sampling widget's pure view and the notebook 12 figures."""
+
+import torch
+
+from helpers import GPT
+from helpers import toy_language as tl
+from helpers.gpt_widgets import (
+    SamplingView,
+    loss_vs_entropy_plot,
+    sample_sentences,
+    sampling_figure,
+    sampling_view,
+    sampling_widget,
+    tradeoff_plot,
+)
+
+
+def model():
+    torch.manual_seed(0)
+    return GPT(len(tl.VOCAB), d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=32).eval()
+
+
+def test_sample_sentences_keep_prompt_and_stop_at_full_stop():
+    texts = sample_sentences(model(), 5, temperature=1.0, prompt="the big cat", seed=1)
+    assert len(texts) == 5
+    for t in texts:
+        assert t.startswith("the big cat")
+        assert t.count(".") <= 1 and (t.endswith(".") or "." not in t)
+    assert texts == sample_sentences(model(), 5, temperature=1.0, prompt="the big cat", seed=1)
+
+
+def test_sampling_view_contents():
+    view = sampling_view(model(), "The  cats", temperature=0.8, top_k=5, n=4, seed=0)
+    assert isinstance(view, SamplingView) and view.prompt == "the cats"
+    assert len(view.samples) == 4 and view.parses == [tl.is_sentence(s) for s in view.samples]
+    assert int((view.probs > 0).sum()) == 5 and abs(float(view.probs.sum()) - 1) < 1e-5
+    text = str(view)
+    assert text.startswith(f"{sum(view.parses)} of 4 samples") and text.count("\n") == 4
+
+
+def test_sampling_view_greedy_puts_all_mass_on_one_token():
+    view = sampling_view(model(), "the", temperature=0.0, n=2)
+    assert float(view.probs.max()) == 1.0 and view.samples[0] == view.samples[1]
+
+
+def test_sampling_view_messages_for_bad_input():
+    m = model()
+    assert "unknown word" in sampling_view(m, "the elephant")
+    assert "temperature" in sampling_view(m, "the", temperature=-1)
+    assert "top-p" in sampling_view(m, "the", top_p=0.0)
+    assert "without '.'" in sampling_view(m, "the cat sleeps.")
+    assert "must be text" in sampling_view(m, 3)
+
+
+def test_sampling_figure_draws_sorted_bars():
+    view = sampling_view(model(), "the", temperature=1.0, top_k=4)
+    fig = sampling_figure(view)
+    ax = fig.axes[0]
+    heights = [b.get_height() for b in ax.patches]
+    assert len(heights) == 4 and heights == sorted(heights, reverse=True)
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks[0] == view.labels[int(view.probs.argmax())]
+
+
+def test_loss_and_tradeoff_plots():
+    fig = loss_vs_entropy_plot({"step": [1, 2, 3], "loss": [3.0, 2.0, 1.5]}, 1.42, 1.45)
+    ax = fig.axes[0]
+    assert list(ax.lines[0].get_ydata()) == [3.0, 2.0, 1.5]
+    assert list(ax.lines[1].get_ydata()) == [1.42, 1.42]
+    fig = tradeoff_plot([0.5, 1.0], [1.0, 0.9], [250, 290], "temperature", 300)
+    assert list(fig.axes[0].lines[0].get_ydata()) == [1.0, 0.9]
+    assert list(fig.axes[1].lines[0].get_ydata()) == [250, 290]
+    assert fig.axes[1].get_ylabel() == "distinct sentences (of 300)"
+    fig = tradeoff_plot([0.5], [1.0], [20], "top-p", 300, diversity_label="distinct shapes")
+    assert fig.axes[1].get_ylabel() == "distinct shapes (of 300)"
+
+
+def test_widget_builds_and_redraws():
+    w = sampling_widget(model(), "the cats")
+    box, sliders, _ = w.children
+    temp, k, p = sliders.children
+    assert box.value == "the cats" and (temp.min, temp.max) == (0.0, 2.0)
+    assert (k.min, k.max) == (0, len(tl.VOCAB)) and (p.min, p.max) == (0.05, 1.0)
+    box.value = "the dog"  # the callbacks run the same view function (tested above)
+    temp.value = 0.5
