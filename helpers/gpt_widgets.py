@@ -1,8 +1,8 @@
-"""Notebook 12's figures and sampling widget (a thin ipywidgets shell around pure functions).
+"""Notebook 12's figures and the pure functions behind its sampling widget.
 
 ``sampling_view`` computes what the widget shows (samples, whether each parses, the next-token
-distribution); ``sampling_figure`` draws the distribution; ``sampling_widget`` wires standard
-controls to them. (To be moved into the ``helpers.widgets`` package when merging.)
+distribution); ``sampling_figure`` draws the distribution; ``helpers.widgets.sampling_widget``
+wires standard controls to them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from . import toy_language as tl
 from .sampling import filtered_probs
 
 __all__ = ["SamplingView", "loss_vs_entropy_plot", "sample_sentences", "sampling_figure",
-           "sampling_view", "sampling_widget", "tradeoff_plot"]
+           "sampling_view", "tradeoff_plot"]
 
 
 def sample_sentences(model, n: int, temperature: float = 1.0, top_k: int | None = None,
@@ -126,33 +126,3 @@ def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None,
     twin.set_ylim(0, n * 1.05)
     twin.set_ylabel(f"{diversity_label} (of {n})", color="C1")
     return ax.figure
-
-
-def sampling_widget(model, prompt: str = "the big cat", temperature: float = 1.0):
-    """Text box for the prompt, sliders for the temperature, top-k (0 = off) and top-p; shows
-    the samples, whether each parses, and the next-token bars."""
-    import ipywidgets as widgets
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    box = widgets.Text(value=prompt, description="prompt", continuous_update=False)
-    temp = widgets.FloatSlider(value=temperature, min=0.0, max=2.0, step=0.1, description="temperature")
-    k = widgets.IntSlider(value=0, min=0, max=len(tl.VOCAB), description="top-k (0=off)")
-    p = widgets.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description="top-p")
-    out = widgets.Output()
-
-    def redraw(_=None):
-        view = sampling_view(model, box.value, temp.value, k.value or None,
-                             None if p.value >= 1.0 else p.value)
-        with out:
-            out.clear_output(wait=True)
-            print(view)
-            if isinstance(view, SamplingView):
-                fig = sampling_figure(view)
-                display(fig)
-                plt.close(fig)
-
-    for w in (box, temp, k, p):
-        w.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([box, widgets.HBox([temp, k, p]), out])

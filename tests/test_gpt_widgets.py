@@ -10,9 +10,9 @@ from helpers.gpt_widgets import (
     sample_sentences,
     sampling_figure,
     sampling_view,
-    sampling_widget,
     tradeoff_plot,
 )
+from helpers.widgets import sampling_widget, sampling_widget_view
 
 
 def model():
@@ -78,6 +78,10 @@ def test_loss_and_tradeoff_plots():
 def test_widget_builds_and_redraws():
     w = sampling_widget(model(), "the cats")
     box, sliders, _ = w.children
+    fig = sampling_widget_view(model(), "the cats", 1.0, 0, 1.0)
+    assert "samples are sentences" in fig.axes[0].texts[0].get_text()
+    assert len(fig.axes[1].patches) > 0  # the next-token bars
+    assert "Type the start of ONE sentence" in sampling_widget_view(model(), "the cat .", 1.0, 0, 1.0)
     temp, k, p = sliders.children
     assert box.value == "the cats" and (temp.min, temp.max) == (0.0, 2.0)
     assert (k.min, k.max) == (0, len(tl.VOCAB)) and (p.min, p.max) == (0.05, 1.0)

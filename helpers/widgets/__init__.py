@@ -12,6 +12,7 @@ carries a PNG of its first state and a text, shown where no kernel runs (GitHub,
 - ``cross_attention`` (08): cross-attention by layer and head;
 - ``translator`` (10): the date translator;
 - ``online_softmax`` (11): the online softmax block by block;
+- ``sampling`` (12): sampling from the tiny GPT;
 - ``induction`` (14): one head's pattern on a repeated sequence and the loss at each position.
 """
 
@@ -24,6 +25,7 @@ from .induction import induction_widget
 from .masks import MASK_KINDS, build_mask, mask_explorer, mask_explorer_figure, mask_explorer_view
 from .online_softmax import online_softmax_view, online_softmax_widget
 from .positions import position_dimension_figure, position_explorer
+from .sampling import sampling_widget, sampling_widget_view
 from .temperature import (
     parse_scores,
     softmax_with_temperature,
@@ -57,6 +59,8 @@ __all__ = [
     "parse_scores",
     "position_dimension_figure",
     "position_explorer",
+    "sampling_widget",
+    "sampling_widget_view",
     "show_view",
     "softmax_with_temperature",
     "temperature_view",
