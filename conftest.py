@@ -1,9 +1,31 @@
 """Root pytest configuration: point nbval at our sanitize file wherever pytest is started from, and
-run the browser tests last."""
+put the slowest test files first."""
 
 from pathlib import Path
 
 ROOT = Path(__file__).parent
+
+# The files that take longest, longest first. `tasks.py test` runs the suite in pytest-xdist workers
+# that take whole files in collection order (`--dist loadfile --no-loadscope-reorder`): starting
+# with the longest ones keeps every worker busy to the end. The browser tests come first: they run
+# a dozen notebooks in JupyterLab while the other workers run nbval. Trained models are shared
+# through helpers' on-disk cache, under a lock: whichever run of notebook 10 (nbval, its solutions
+# or the browser) comes first trains the translator, and the others wait for it and load it.
+SLOW_FIRST = (
+    "tests/browser/",
+    "notebooks/10_",
+    "notebooks/12_",
+    "notebooks/13_",
+    "notebooks/14_",
+    "tests/test_diagrams.py",
+    "tests/test_properties.py",
+)
+
+
+def slow_rank(nodeid: str) -> int:
+    """Where a test's file goes: its place in SLOW_FIRST, or after all of them."""
+    return next((i for i, prefix in enumerate(SLOW_FIRST) if nodeid.startswith(prefix)),
+                len(SLOW_FIRST))
 
 
 def pytest_configure(config):
@@ -12,7 +34,5 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Browser tests after everything else (stable otherwise): by then nbval has run notebook 10,
-    which trains its translator once and caches the weights in .cache/, so its solutions and the
-    browser test load them instead of training again (helpers.training, ATTENTION_TUTORIAL_CACHE)."""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    """Slow files first (stable otherwise: the rest keeps pytest's order)."""
+    items.sort(key=lambda item: slow_rank(item.nodeid))

@@ -6,7 +6,8 @@
     python3 tasks.py sync [NB ...]       # rewrite badges and Colab cells from pyproject.toml
     python3 tasks.py bench               # the attention benchmark of notebook 11 (not a test)
     python3 tasks.py setup               # only create/update .venv
-    python3 tasks.py lock                # re-resolve requirements.in into the lock files (network)
+    python3 tasks.py lock [--upgrade]    # re-resolve requirements.in into the lock files (network);
+                                         # keeps the locked versions unless --upgrade
 
 Set-up creates .venv next to this file and installs the lock, requirements.txt (every package,
 exact versions), into it; it runs again only when the lock files or the torch build change, and it
@@ -128,12 +129,16 @@ def lock_tool_python() -> Path:
     return py
 
 
-def compile_lock(py: Path, out: Path, excludes: Path | None = None) -> str:
+def compile_lock(py: Path, out: Path, excludes: Path | None = None, upgrade: bool = False) -> str:
+    """uv keeps the versions already pinned in `out` (its preferences) unless upgrade is True:
+    adding one package to requirements.in then adds it and what it needs, and moves nothing else."""
     cmd = [py, "-m", "uv", "pip", "compile", DIRECT.name, "--universal", "--python-version",
            LOCK_PYTHON, "--custom-compile-command", "python3 tasks.py lock", "-o", out,
            "--quiet"]
     if excludes:
         cmd += ["--excludes", excludes]
+    if upgrade:
+        cmd.append("--upgrade")
     if run(*cmd, env={**os.environ, "UV_INDEX_URL": "https://pypi.org/simple"}):
         sys.exit("uv pip compile failed (see above)")
     return out.read_text()
@@ -164,15 +169,19 @@ def environment_yml(lock_text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lock() -> int:
+def lock(upgrade: bool = False) -> int:
     """Re-resolve requirements.in with uv into requirements.txt (CPU torch everywhere),
-    requirements-cuda.txt (the additions of PyPI's Linux CUDA torch) and environment.yml."""
+    requirements-cuda.txt (the additions of PyPI's Linux CUDA torch) and environment.yml.
+    The versions already locked are kept where they still fit, unless upgrade is True."""
     py = lock_tool_python()
     with tempfile.TemporaryDirectory() as tmp:
-        full = compile_lock(py, Path(tmp) / "full.txt")
+        full_path = Path(tmp) / "full.txt"
+        if not upgrade:  # the current pins, CUDA additions included, are uv's preferences
+            full_path.write_text("".join(p.read_text() for p in (LOCK, CUDA_LOCK) if p.exists()))
+        full = compile_lock(py, full_path, upgrade=upgrade)
         cuda = cuda_only_packages(full)
         (Path(tmp) / "excludes.txt").write_text("".join(f"{p}\n" for p in sorted(cuda)))
-        cpu = compile_lock(py, LOCK, Path(tmp) / "excludes.txt")
+        cpu = compile_lock(py, LOCK, Path(tmp) / "excludes.txt", upgrade=upgrade)
     full_pins, _ = parse_lock(full)
     cpu_pins, _ = parse_lock(cpu)
     rest = [p for p in full_pins if p[0] not in cuda]
@@ -331,6 +340,22 @@ def looks_like_path(arg: str) -> bool:
     return not arg.startswith("-") and ("/" in arg or os.sep in arg or arg.endswith((".ipynb", ".py")))
 
 
+def parallel_test_args(rest: list[str], cpus: int | None, env: dict[str, str]
+                       ) -> tuple[list[str], dict[str, str]]:
+    """pytest arguments and environment for `tasks.py test`: the whole suite runs in up to four
+    pytest-xdist workers (one per core), each notebook whole in one worker (`--dist loadfile`), the
+    slow files first in the order conftest.py gives them, and one torch thread per kernel so that
+    the workers do not fight over the cores. Naming test paths, `-n`/`--numprocesses`, `-p no:xdist`
+    or a single core keeps the plain serial run (with the caller's thread count)."""
+    workers = min(cpus or 1, 4)
+    explicit = any(looks_like_path(a) or a.startswith(("-n", "--numprocesses", "--dist"))
+                   for a in rest) or "no:xdist" in rest
+    if workers < 2 or explicit:
+        return list(rest), dict(env)
+    args = ["-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder", *rest]
+    return args, {**env, "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")}
+
+
 def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 - this runs under whatever python3 the user has
         print(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}")
@@ -340,7 +365,10 @@ def main(argv: list[str]) -> int:
         return 2
     cmd = argv[0]
     if cmd == "lock":
-        return lock()
+        if argv[1:] not in ([], ["--upgrade"]):
+            print("usage: python3 tasks.py lock [--upgrade]")
+            return 2
+        return lock(upgrade=argv[1:] == ["--upgrade"])
     # Paths given relative to where the user stands still work (commands run from the repo root).
     rest = [str(Path(a).resolve()) if looks_like_path(a) and Path(a).exists() else a
             for a in argv[1:]]
@@ -355,7 +383,8 @@ def main(argv: list[str]) -> int:
         return run(PY, "benchmarks/attention_benchmark.py", *rest)
     # test: lint, then the suite; fail if either fails (pytest exits 5 when it collected nothing)
     lint = run(PY, "-m", "ruff", "check", ".")
-    tests = run(PY, "-m", "pytest", *rest)
+    args, env = parallel_test_args(rest, os.cpu_count(), dict(os.environ))
+    tests = run(PY, "-m", "pytest", *args, env=env)
     if lint:
         print("ruff check failed (see above)", flush=True)
     return tests or lint

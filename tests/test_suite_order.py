@@ -1,12 +1,19 @@
-"""The suite's plumbing for speed: browser tests run last (after notebook 10 has trained and cached
-its translator), and their JupyterLab kernels use the repository's cache, not their copy's."""
+"""The suite's plumbing for speed: the slowest files first (the browser tests, then the notebooks
+that train), parallel workers that take whole files, trained models shared through a locked cache,
+and JupyterLab kernels that use the repository's cache, not their copy's."""
 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
+import time
 
+import pytest
 from _repo import ROOT
+from test_environment_files import tasks
+
+from helpers._cache import cache_lock
 
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import jupyterlab_driver as jd  # noqa: E402
@@ -20,19 +27,75 @@ def _root_conftest():
 
 
 class Item:
-    def __init__(self, name, browser=False):
-        self.name, self.browser = name, browser
-
-    def get_closest_marker(self, name):
-        return object() if name == "browser" and self.browser else None
+    def __init__(self, nodeid):
+        self.nodeid = nodeid
 
 
-def test_browser_tests_are_moved_last_and_the_rest_keeps_its_order():
-    items = [Item("unit1"), Item("browser1", True), Item("unit2"), Item("nb10 cell 3"),
-             Item("browser2", True), Item("solutions10 cell 2")]
+def test_slow_files_come_first_longest_first_and_the_rest_keeps_its_order():
+    names = ["tests/test_attention.py::test_a", "notebooks/00_start_here.ipynb::Cell 0",
+             "tests/browser/test_widgets_in_jupyterlab.py::test_nb[x]",
+             "notebooks/12_decoder_only_gpt.ipynb::Cell 0", "tests/test_layers.py::test_b",
+             "notebooks/10_training_a_translator.ipynb::Cell 0",
+             "notebooks/10_training_a_translator.ipynb::Cell 1",
+             "solutions/10_training_a_translator_solutions.ipynb::Cell 0"]
+    items = [Item(n) for n in names]
     _root_conftest().pytest_collection_modifyitems(None, items)
-    assert [i.name for i in items] == ["unit1", "unit2", "nb10 cell 3", "solutions10 cell 2",
-                                       "browser1", "browser2"]
+    assert [i.nodeid for i in items] == [
+        "tests/browser/test_widgets_in_jupyterlab.py::test_nb[x]",
+        "notebooks/10_training_a_translator.ipynb::Cell 0",
+        "notebooks/10_training_a_translator.ipynb::Cell 1",
+        "notebooks/12_decoder_only_gpt.ipynb::Cell 0",
+        "tests/test_attention.py::test_a", "notebooks/00_start_here.ipynb::Cell 0",
+        "tests/test_layers.py::test_b",
+        "solutions/10_training_a_translator_solutions.ipynb::Cell 0"]
+
+
+def test_every_slow_prefix_names_something_that_exists():
+    for prefix in _root_conftest().SLOW_FIRST:
+        folder, _, start = prefix.rpartition("/")
+        assert any(p.name.startswith(start) for p in (ROOT / folder).iterdir()), prefix
+
+
+@pytest.mark.parametrize(("rest", "cpus", "parallel"), [
+    ([], 2, True),
+    (["-m", "not browser", "--junitxml=test-artifacts/junit.xml"], 2, True),
+    (["-k", "04_masks"], 8, True),
+    ([], 1, False),  # one core: nothing to share
+    ([], None, False),  # unknown core count
+    (["notebooks/04_masks.ipynb"], 2, False),  # a file named: run just it, serially
+    (["-n", "3"], 2, False),  # the caller's own choice of workers
+    (["-p", "no:xdist"], 2, False),
+])
+def test_parallel_test_args(rest, cpus, parallel):
+    args, env = tasks.parallel_test_args(rest, cpus, {"PATH": "/bin"})
+    if parallel:
+        assert args[:2] == ["-n", str(min(cpus, 4))] and args[-len(rest) or len(args):] == rest
+        assert "--dist" in args and args[args.index("--dist") + 1] == "loadfile"
+        assert "--no-loadscope-reorder" in args, "the slow-first order must be kept"
+        assert env == {"PATH": "/bin", "OMP_NUM_THREADS": "1"}
+    else:
+        assert (args, env) == (rest, {"PATH": "/bin"})
+
+
+def test_parallel_run_keeps_the_callers_thread_count():
+    _, env = tasks.parallel_test_args([], 2, {"OMP_NUM_THREADS": "2"})
+    assert env["OMP_NUM_THREADS"] == "2"
+
+
+def test_cache_lock_lets_one_process_in_at_a_time(tmp_path):
+    """A second process asking for the same entry waits until the first lets go."""
+    entry = tmp_path / "model.pt"
+    script = ("import sys, time; from helpers._cache import cache_lock\n"
+              "with cache_lock(sys.argv[1]):\n    print(time.monotonic(), flush=True)\n")
+    with cache_lock(entry):
+        child = subprocess.Popen([sys.executable, "-c", script, str(entry)],
+                                 stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        time.sleep(1.0)
+        released = time.monotonic()
+    entered = float(child.communicate(timeout=60)[0])
+    assert child.returncode == 0
+    assert entered >= released, "the child got the lock while the parent held it"
+    assert (tmp_path / "model.pt.lock").exists() and not entry.exists()
 
 
 def test_lab_kernels_share_the_repository_cache(tmp_path, monkeypatch):
