@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from ._cache import cache_lock
 from .attention import padding_mask, target_mask
 from .data import DATA_VERSION, date_splits, date_tokenizer, iso_or_none, normalize_date_text
 from .decoding import greedy_decode
@@ -393,7 +394,16 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
     device = torch.device(device) if device is not None else get_device()
     tok = date_tokenizer()
     path = cache_folder() / f"translator-{_cache_key(seed, steps, device)}.pt"
-    if cache and path.exists():
+    if not cache:
+        return _train_translator(seed, steps, device, tok, None)
+    with cache_lock(path):  # a parallel run of the same recipe waits here, then loads
+        return _train_translator(seed, steps, device, tok, path)
+
+
+def _train_translator(seed: int, steps: int, device: torch.device, tok, path: Path | None):
+    """train_translator's work: load ``path`` if it holds this model, else train (and save there)."""
+    r = TRANSLATOR_RECIPE
+    if path is not None and path.exists():
         stored = torch.load(path, weights_only=True, map_location=device)
         if stored["itos"] == tok.itos:
             model = make_translator(len(tok), seed, device)
@@ -413,7 +423,7 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
                             length_buckets=r["length_buckets"])
     history["threads"] = torch.get_num_threads()
     history["device"] = str(device)
-    if cache:
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
