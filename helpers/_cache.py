@@ -7,10 +7,15 @@ saves; the others wait, then find the file and load it, instead of training the 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+
+import torch
+from torch import nn
 
 try:
     import fcntl
@@ -31,3 +36,56 @@ def cache_lock(path: str | os.PathLike) -> Iterator[None]:
         finally:
             if fcntl is not None:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def tensor_digest(*tensors: torch.Tensor) -> str:
+    """A short hash of tensors' shapes, dtypes and values (for cache keys)."""
+    h = hashlib.sha256()
+    for t in tensors:
+        t = t.detach().cpu().contiguous()
+        h.update(f"{tuple(t.shape)}{t.dtype}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()[:20]
+
+
+def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: dict,
+                  cache: bool = True, threads: int | None = None) -> tuple[nn.Module, dict]:
+    """``train()`` trains ``model`` (freshly initialised) in place and returns its history; with
+    ``cache`` the trained weights and history are kept on disk (``helpers.training.cache_folder()``)
+    and loaded the next time instead: the same tensors, bit for bit, as training again.
+
+    The file's key covers ``key`` (what the caller knows changes the result: steps, learning rate,
+    data, ...), the model's initial weights, the torch version, the device and the thread count.
+    ``threads`` (an int) trains with that many CPU threads, then restores the setting: small models
+    train as fast on one thread, and then the weights do not depend on OMP_NUM_THREADS.
+    Returns ``(model, history)``, the model in eval mode; ``history["cached"]`` says which happened.
+    """
+    from .training import cache_folder  # here: training imports this module
+
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
+        raise ValueError(f"load_or_train: threads must be None or an int >= 1, got {threads!r}")
+    device = next(model.parameters()).device
+    parts = {"key": key, "init": tensor_digest(*model.state_dict().values()),
+             "torch": torch.__version__, "device": str(device),
+             "threads": threads if threads is not None else torch.get_num_threads()}
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    path = cache_folder() / f"{name}-{digest[:20]}.pt"
+    with cache_lock(path) if cache else nullcontext():
+        if cache and path.exists():
+            stored = torch.load(path, weights_only=True, map_location=device)
+            model.load_state_dict(stored["state_dict"])
+            return model.eval(), {**stored["history"], "cached": True}
+        previous = torch.get_num_threads()
+        if threads is not None:
+            torch.set_num_threads(threads)
+        try:
+            history = train()
+        finally:
+            torch.set_num_threads(previous)
+        if cache:
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+            torch.save({"state_dict": state, "history": history}, tmp)
+            os.replace(tmp, path)  # atomic: nobody reads half a file
+    return model.eval(), {**history, "cached": False}

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._cache import load_or_train
 from .attention import MultiHeadAttention, causal_mask
 from .training import warmup_lr
 
@@ -180,12 +181,15 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
                           vocab_size: int = 64, n_range: tuple[int, int] = (8, 16),
                           d_model: int = 64, num_heads: int = 2, batch_size: int = 32,
                           peak_lr: float = 3e-3, eval_every: int = 20, eval_n: int = 12,
-                          device=None):
+                          device=None, cache: bool = False):
     """Train an AttentionOnlyTransformer on repeated random tokens; returns (model, history).
 
     The period n is drawn from ``n_range`` for each batch. Every ``eval_every`` steps the history
     records, on one fixed evaluation batch of period ``eval_n``: the loss on the first half and
     on the repeated half, and every head's previous-token and induction scores.
+    With ``cache=True`` the trained model is kept on disk and loaded the next time the same
+    arguments are asked for (notebook 14 and its solutions share it); ``history["cached"]`` says
+    which happened, and ``history["seconds"]`` is then the time the original training took.
     """
     _check_int("steps", steps, 1, "train_induction_model")
     _check_int("eval_every", eval_every, 1, "train_induction_model")
@@ -196,6 +200,24 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
     device = torch.device(device or "cpu")
     torch.manual_seed(seed)
     model = AttentionOnlyTransformer(vocab_size, d_model, num_heads, num_layers).to(device)
+    key = {"num_layers": num_layers, "steps": steps, "seed": seed, "vocab_size": vocab_size,
+           "n_range": list(n_range), "batch_size": batch_size, "peak_lr": peak_lr,
+           "eval_every": eval_every, "eval_n": eval_n}
+
+    def fit() -> dict:
+        return _fit_induction(model, steps, seed, vocab_size, (lo, hi), batch_size, peak_lr,
+                              eval_every, eval_n, device)
+
+    model, history = load_or_train("induction", model, fit, key, cache=cache)
+    if not cache:
+        history.pop("cached")
+    return model, history
+
+
+def _fit_induction(model, steps, seed, vocab_size, n_range, batch_size, peak_lr, eval_every,
+                   eval_n, device) -> dict:
+    """train_induction_model's loop: trains ``model`` in place, returns its history."""
+    lo, hi = n_range
     opt = torch.optim.AdamW(model.parameters(), lr=peak_lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     eval_ids = repeated_tokens(256, eval_n, vocab_size, torch.Generator().manual_seed(seed + 1)).to(device)
@@ -227,8 +249,7 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
         opt.step()
     history["seconds"] = time.perf_counter() - start
     history["chance"] = math.log(vocab_size)
-    model.eval()
-    return model, history
+    return history
 
 
 def loss_curves_plot(histories: dict, ax=None):
