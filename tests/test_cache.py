@@ -1,0 +1,99 @@
+"""helpers._cache.load_or_train: a trained model is kept on disk and loaded back bit for bit; any
+change to what it was trained from trains again."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from helpers._cache import load_or_train, tensor_digest
+from helpers.induction import train_induction_model
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
+
+
+def _fresh(seed=0):
+    torch.manual_seed(seed)
+    return nn.Linear(3, 2)
+
+
+def _train(model, steps=5, calls=None):
+    def fit():
+        if calls is not None:
+            calls.append(torch.get_num_threads())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(steps):
+            loss = model(torch.ones(4, 3)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return {"loss": [loss.item()]}
+    return fit
+
+
+def test_second_call_loads_the_same_tensors_without_training():
+    calls = []
+    a, hist_a = load_or_train("lin", (m := _fresh()), _train(m, calls=calls), {"steps": 5})
+    b, hist_b = load_or_train("lin", (m := _fresh()), _train(m, calls=calls), {"steps": 5})
+    assert len(calls) == 1, "the second call must not train"
+    assert (hist_a["cached"], hist_b["cached"]) == (False, True)
+    assert hist_a["loss"] == hist_b["loss"]
+    for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True):
+        assert torch.equal(x, y)
+    assert not b.training, "the model comes back in eval mode"
+
+
+@pytest.mark.parametrize("change", ["key", "init", "name"])
+def test_a_change_trains_again(change):
+    calls = []
+    load_or_train("lin", (m := _fresh()), _train(m, calls=calls), {"steps": 5})
+    name = "other" if change == "name" else "lin"
+    key = {"steps": 6} if change == "key" else {"steps": 5}
+    m = _fresh(seed=1 if change == "init" else 0)
+    _, hist = load_or_train(name, m, _train(m, calls=calls), key)
+    assert hist["cached"] is False and len(calls) == 2
+
+
+def test_no_cache_never_writes(tmp_path):
+    m = _fresh()
+    _, hist = load_or_train("lin", m, _train(m), {"steps": 5}, cache=False)
+    assert hist["cached"] is False and not list(tmp_path.iterdir())
+
+
+def test_threads_are_pinned_while_training_and_restored():
+    before = torch.get_num_threads()
+    calls = []
+    m = _fresh()
+    load_or_train("lin", m, _train(m, calls=calls), {"steps": 5}, threads=1)
+    assert calls == [1] and torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_bad_threads_are_refused(bad):
+    m = _fresh()
+    with pytest.raises(ValueError, match="threads must be None or an int >= 1"):
+        load_or_train("lin", m, _train(m), {}, threads=bad)
+
+
+def test_digest_sees_values_shapes_and_dtypes():
+    x = torch.arange(6.0)
+    assert tensor_digest(x) == tensor_digest(x.clone())
+    assert tensor_digest(x) != tensor_digest(x + 1)
+    assert tensor_digest(x) != tensor_digest(x.reshape(2, 3))
+    assert tensor_digest(x) != tensor_digest(x.double())
+    assert tensor_digest(torch.tensor(True)) != tensor_digest(torch.tensor(False))
+
+
+def test_induction_model_from_the_cache_equals_a_fresh_training():
+    kw = dict(num_layers=1, steps=6, eval_every=3, d_model=16)
+    fresh, hist = train_induction_model(**kw)
+    first, hist1 = train_induction_model(**kw, cache=True)
+    again, hist2 = train_induction_model(**kw, cache=True)
+    assert "cached" not in hist and (hist1["cached"], hist2["cached"]) == (False, True)
+    assert hist1["repeated_half"] == hist2["repeated_half"] == hist["repeated_half"]
+    for x, y in zip(fresh.state_dict().values(), again.state_dict().values(), strict=True):
+        assert torch.equal(x, y)
