@@ -89,3 +89,45 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
             torch.save({"state_dict": state, "history": history}, tmp)
             os.replace(tmp, path)  # atomic: nobody reads half a file
     return model.eval(), {**history, "cached": False}
+
+
+def fingerprint(obj) -> object:
+    """A JSON-able summary of a training argument for cache keys: tensors and modules by their
+    values, containers element by element, plain values as they are, other objects by their
+    attributes (a tokenizer by its vocabulary), functions by their qualified name."""
+    if isinstance(obj, torch.Tensor):
+        return {"tensor": tensor_digest(obj)}
+    if isinstance(obj, nn.Module):
+        return {"module": type(obj).__qualname__, "state": tensor_digest(*obj.state_dict().values())}
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    if isinstance(obj, list | tuple):
+        return [fingerprint(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): fingerprint(v) for k, v in obj.items()}
+    if isinstance(obj, torch.device | torch.dtype):
+        return str(obj)
+    if callable(obj):
+        return {"callable": getattr(obj, "__qualname__", repr(obj))}
+    if hasattr(obj, "__dict__"):
+        return {"object": type(obj).__qualname__, "attrs": fingerprint(vars(obj))}
+    return repr(obj)
+
+
+def train_once(train: Callable[..., dict], model: nn.Module, *args, cache: bool = True,
+               threads: int | None = None, **kwargs) -> dict:
+    """``train(model, *args, **kwargs)``, done once: the trained weights and the history it returns
+    are kept on disk (``.cache/``) and loaded into ``model`` the next time the same call is made.
+
+    "The same call" means the same function, the same initial weights of ``model`` and the same
+    arguments (data, tokenizer, steps, learning rate, seed, ...), on the same torch version, device
+    and thread count: change any of them and it trains again. Loading gives the same tensors, bit
+    for bit, as training again. Returns the history, with ``history["cached"]`` saying which
+    happened; ``model`` is left in eval mode either way.
+    """
+    key = {"train": fingerprint(train), "args": fingerprint(list(args)),
+           "kwargs": fingerprint(kwargs)}
+    name = getattr(train, "__name__", "train")
+    _, history = load_or_train(name, model, lambda: train(model, *args, **kwargs), key,
+                               cache=cache, threads=threads)
+    return history

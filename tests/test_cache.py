@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from helpers._cache import load_or_train, tensor_digest
+from helpers._cache import load_or_train, tensor_digest, train_once
 from helpers.induction import train_induction_model
 
 
@@ -96,4 +96,55 @@ def test_induction_model_from_the_cache_equals_a_fresh_training():
     assert "cached" not in hist and (hist1["cached"], hist2["cached"]) == (False, True)
     assert hist1["repeated_half"] == hist2["repeated_half"] == hist["repeated_half"]
     for x, y in zip(fresh.state_dict().values(), again.state_dict().values(), strict=True):
+        assert torch.equal(x, y)
+
+
+def _fit_linear(model, data, steps, lr=0.1, calls=None):
+    if calls is not None:
+        calls.append(1)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    for _ in range(steps):
+        loss = model(data).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"loss": [loss.item()]}
+
+
+class Vocab:
+    def __init__(self, words):
+        self.itos = list(words)
+
+
+@pytest.mark.parametrize(("change", "trains_again"), [
+    ({}, False),
+    ({"steps": 4}, True),
+    ({"lr": 0.2}, True),
+    ({"data": torch.zeros(4, 3)}, True),
+    ({"vocab": Vocab("abd")}, True),
+])
+def test_train_once_is_keyed_by_every_argument(change, trains_again):
+    calls = []
+    base = {"data": torch.ones(4, 3), "steps": 3, "lr": 0.1, "vocab": Vocab("abc")}
+    def fit(m, data, steps, lr, vocab):
+        return _fit_linear(m, data, steps, lr, calls)
+
+    hist = train_once(fit, _fresh(), base["data"], base["steps"], lr=base["lr"], vocab=base["vocab"])
+    assert hist["cached"] is False
+    new = {**base, **change}
+    model = _fresh()
+    again = train_once(fit, model, new["data"], new["steps"], lr=new["lr"], vocab=new["vocab"])
+    assert again["cached"] is (not trains_again) and len(calls) == 1 + trains_again
+    if not trains_again:
+        assert again["loss"] == hist["loss"] and not model.training
+
+
+def test_train_once_equals_training_directly():
+    direct = _fresh()
+    hist = _fit_linear(direct, torch.ones(4, 3), 3)
+    first, second = _fresh(), _fresh()
+    train_once(_fit_linear, first, torch.ones(4, 3), 3)
+    h2 = train_once(_fit_linear, second, torch.ones(4, 3), 3)
+    assert h2["cached"] and h2["loss"] == hist["loss"]
+    for x, y in zip(direct.state_dict().values(), second.state_dict().values(), strict=True):
         assert torch.equal(x, y)
