@@ -6,6 +6,7 @@ Each notebook ends by exporting the block it built; later notebooks import it fr
 """
 
 from . import _inline  # noqa: F401  (figures show inline in kernels even under MPLBACKEND=Agg)
+from ._cache import train_once
 from .attention import (
     KVCache,
     MultiHeadAttention,
@@ -70,6 +71,7 @@ __all__ = [
     "sinusoidal_positional_encoding",
     "target_mask",
     "tiled_attention",
+    "train_once",
     "train_seq2seq",
     "warmup_lr",
 ]
