@@ -40,7 +40,7 @@ from .sampling import sample_next
 from .training import cache_folder, warmup_lr
 
 __all__ = ["GPT", "GPTBlock", "LearnedPositions", "ModernAttention", "ModernBlock", "NoPositions",
-           "RollingKVCache", "SinusoidalPositions", "cache_nbytes", "complete_greedy", "max_attention_logit", "train_lm",
+           "RollingKVCache", "SinusoidalPositions", "cache_nbytes", "complete_greedy", "max_attention_logit", "pack_sentences", "train_lm",
            "train_lm_cached", "window_sink_mask"]
 
 NORMS = ("layer", "rms")
@@ -525,3 +525,25 @@ def train_lm_cached(make_model: Callable[[], GPT], inputs: torch.Tensor, targets
         torch.save({"state_dict": state, "history": history}, tmp)
         os.replace(tmp, path)  # atomic: a parallel run never reads half a file
     return model.eval(), {**history, "cached": False}
+
+
+def pack_sentences(token_ids: Sequence[Sequence[int]], length: int = 32, start_id: int = 1,
+                   pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Notebook 12's rows: each starts with ``start_id`` ("." in the toy language) followed by as
+    many whole sentences (lists of ids) as fit in ``length`` + 1 tokens, padded with ``pad_id``.
+    Returns inputs (N, length) and next-token labels (N, length), -100 at padding (not scored)."""
+    if isinstance(length, bool) or not isinstance(length, int) or length < 2:
+        raise ValueError(f"pack_sentences: length must be an int >= 2, got {length!r}")
+    rows, row = [], [start_id]
+    for ids in token_ids:
+        if len(ids) + 1 > length + 1:
+            raise ValueError(f"pack_sentences: a sentence of {len(ids)} tokens does not fit a row of "
+                             f"length {length}")
+        if len(row) + len(ids) > length + 1:
+            rows.append(row + [pad_id] * (length + 1 - len(row)))
+            row = [start_id]
+        row += list(ids)
+    t = torch.tensor(rows + [row + [pad_id] * (length + 1 - len(row))])  # (N, length + 1)
+    x, y = t[:, :-1], t[:, 1:].clone()
+    y[y == pad_id] = -100  # padding is not scored
+    return x, y

@@ -92,5 +92,5 @@ def check_rms_norm(fn):
         if torch.allclose(got, x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps) * weight, atol=1e-5) \
                 and eps == 0.5:
             raise AssertionError("eps goes inside the square root: x / sqrt(mean(x^2) + eps)")
-        torch.testing.assert_close(got, want, msg=lambda m: f"RMSNorm with eps={eps} differs from "
+        torch.testing.assert_close(got, want, msg=lambda m, eps=eps: f"RMSNorm with eps={eps} differs from "
                                    f"torch.nn.functional.rms_norm: {m}")
