@@ -358,3 +358,20 @@ def test_train_lm_cached_loads_the_same_weights_and_retrains_on_a_new_recipe(tmp
     _, h4 = train_lm_cached(make(num_kv_heads=2), x, y, 7, name="t", batch_size=8, warmup_steps=2,
                             log_every=3)
     assert not h3["cached"] and not h4["cached"] and len(list(tmp_path.glob("gpt-t-*.pt"))) == 3
+
+
+def test_train_lm_cached_trains_on_the_threads_asked_and_restores_the_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
+    x, y = pack_sentences(map(tl.encode, tl.sentences(100, seed=0)), length=16)
+    seen = []
+
+    def build():
+        torch.manual_seed(0)
+        return GPT(len(tl.VOCAB), d_model=16, num_heads=2, num_layers=1, d_ff=16, max_len=16)
+
+    before = torch.get_num_threads()
+    train_lm_cached(build, x, y, 2, name="thr", batch_size=8, warmup_steps=1, log_every=1,
+                    on_log=lambda m, h: seen.append(torch.get_num_threads()))
+    assert seen == [1, 1] and torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        train_lm_cached(build, x, y, 2, name="thr", threads=0)
