@@ -255,3 +255,14 @@ def test_extrapolation_and_logit_plots():
     plt.close(fig)
     with pytest.raises(ValueError, match="2 steps"):
         logit_curves_plot([25, 50], {"a": [1.0]})
+
+
+def test_kv_cache_widget_carries_a_static_fallback():
+    from IPython.core.formatters import DisplayFormatter
+
+    from helpers.widgets import kv_cache_widget
+
+    data, _ = DisplayFormatter().format(kv_cache_widget())
+    assert data["text/plain"].startswith("Interactive widget: KV-cache memory")
+    assert "image/png" in data
+    plt.close("all")
