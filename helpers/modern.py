@@ -243,7 +243,7 @@ def extrapolation_plot(lengths, losses: dict[str, list[float]], trained_len: int
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.6))
+        _, ax = plt.subplots(figsize=(7.5, 3.6), layout="constrained")
     colors = mpl.colormaps["viridis"]([0.1, 0.5, 0.85])
     for i, (label, values) in enumerate(losses.items()):
         if len(values) != len(lengths):
@@ -256,7 +256,7 @@ def extrapolation_plot(lengths, losses: dict[str, list[float]], trained_len: int
     ax.set_xticks(list(lengths), [str(t) for t in lengths])
     ax.set_xlabel("sequence length L (tokens)")
     ax.set_ylabel("validation loss (nats/token)")
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # beside the lines
     return ax.figure
 
 
