@@ -174,8 +174,9 @@ class ModernAttention(GroupedQueryAttention):
     ``num_kv_heads`` key/value heads, optional RMSNorm of each head's queries and keys
     (``qk_norm``) and optional RoPE (notebook 06's ``apply_rope``) at absolute positions.
 
-    ``forward(query, key, value, mask=None, cache=None, start=0)``: mask (Lq, Lk) boolean, True =
-    may attend; ``start`` is the position of the first new token. ``max_logit`` keeps the largest
+    ``forward(query, key, value, mask=None, cache=None, start=0)``: mask boolean, True = may attend,
+    (Lq, Lk) (the fast path: no copy of the shared heads) or broadcastable to (B, h, Lq, Lk);
+    ``start`` is the position of the first new token. ``max_logit`` keeps the largest
     attention logit q.k / sqrt(d_k) of the last call (over the pairs the mask allows).
     """
 
@@ -202,6 +203,14 @@ class ModernAttention(GroupedQueryAttention):
         if cache is not None:
             k, v = cache.update(k, v)  # (B, h_kv, Lk, d_k): only the shared heads are stored
         group = self.num_heads // self.num_kv_heads
+        if mask is not None:
+            if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+                raise TypeError("ModernAttention: mask must be a boolean tensor (True = may attend), got "
+                                f"{mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+            if mask.dim() != 2 or mask.shape != (lq, k.shape[2]):
+                # a per-example or per-head mask: expand the kv heads and attend head by head
+                return self._attend_expanded(q, k.repeat_interleave(group, 1),
+                                             v.repeat_interleave(group, 1), mask, b, lq, need_weights)
         qg = q.reshape(b, self.num_kv_heads, group * lq, self.head_dim)  # heads i // group share k, v
         scores = (qg * (1.0 / math.sqrt(self.head_dim))) @ k.transpose(-2, -1)  # (B, h_kv, g*Lq, Lk)
         if mask is not None:
@@ -211,6 +220,23 @@ class ModernAttention(GroupedQueryAttention):
         self.attn_weights = weights.detach().view(b, self.num_heads, lq, -1) if need_weights else None
         out = (weights @ v).view(b, self.num_heads, lq, self.head_dim)  # (B, h, Lq, d_k)
         return self.out_proj(out.transpose(1, 2).reshape(b, lq, self.d_model))  # (B, Lq, d_model)
+
+    def _attend_expanded(self, q, k, v, mask, b, lq, need_weights):
+        """q, k, v (B, h, ., d_k) with a mask broadcastable to (B, h, Lq, Lk)."""
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, h, Lq, Lk)
+        try:
+            fits = torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"ModernAttention: mask of shape {tuple(mask.shape)} does not broadcast to "
+                             f"the scores' shape {tuple(scores.shape)} (B, h, Lq, Lk)")
+        scores = scores.masked_fill(~mask, float("-inf"))
+        self.max_logit = scores.detach().amax()
+        weights = torch.softmax(scores, dim=-1).masked_fill(~mask.any(-1, keepdim=True), 0.0)
+        self.attn_weights = weights.detach() if need_weights else None
+        out = (weights @ v).transpose(1, 2).reshape(b, lq, self.d_model)
+        return self.out_proj(out)  # (B, Lq, d_model)
 
 
 class ModernBlock(nn.Module):

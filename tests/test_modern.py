@@ -266,3 +266,19 @@ def test_kv_cache_widget_carries_a_static_fallback():
     assert data["text/plain"].startswith("Interactive widget: KV-cache memory")
     assert "image/png" in data
     plt.close("all")
+
+
+def test_modern_attention_takes_per_example_masks_and_refuses_bad_ones():
+    torch.manual_seed(0)
+    attn = ModernAttention(16, 4, 2)
+    ref = GroupedQueryAttention(16, 4, 2)
+    ref.load_state_dict(attn.state_dict())
+    x = torch.randn(2, 5, 16)
+    mask = causal_mask(5).expand(2, 1, 5, 5).clone()
+    mask[1, 0, :, 0] = False  # example 1 may not look at position 0
+    mask[1, 0, 0, 0] = True
+    torch.testing.assert_close(attn(x, x, x, mask), ref(x, x, x, mask=mask))
+    with pytest.raises(TypeError, match="boolean"):
+        attn(x, x, x, causal_mask(5).float())
+    with pytest.raises(ValueError, match="broadcast"):
+        attn(x, x, x, torch.ones(3, 1, 5, 5, dtype=torch.bool))
