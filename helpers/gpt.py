@@ -100,6 +100,9 @@ class RollingKVCache(KVCache):
 
     def __init__(self, window: int, sinks: int = 0):
         super().__init__()
+        if window is None:
+            raise ValueError("RollingKVCache: window must be an int >= 1 (the positions a query sees), "
+                             "got None; for full attention use a KVCache")
         _check_window(window, sinks, "RollingKVCache")
         self.window, self.sinks, self.seen = window, sinks, 0
         self.positions = torch.zeros(0, dtype=torch.long)  # (L_stored,)

@@ -320,6 +320,8 @@ def test_set_window_checks_and_returns_the_model():
         m.set_window(None, 2)
     with pytest.raises(ValueError, match="RollingKVCache: window"):
         RollingKVCache(0)
+    with pytest.raises(ValueError, match="RollingKVCache: window"):
+        RollingKVCache(None)
 
 
 def test_pack_sentences_is_notebook_12s_packing():
