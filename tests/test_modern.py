@@ -126,3 +126,159 @@ def test_rope_half_keeps_relative_offsets():
         ks = rope_half(k.expand(20, 16))[n]
         return qs @ ks
     torch.testing.assert_close(score(7, 3), score(15, 11), rtol=1e-4, atol=1e-4)
+
+
+# ---- notebook 13's model parts, curves, plots and widget -------------------------------------
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from helpers.gpt import ModernAttention, RollingKVCache  # noqa: E402
+from helpers.modern import (  # noqa: E402
+    extrapolation_plot,
+    kv_cache_curves,
+    kv_cache_plot,
+    logit_curves_plot,
+)
+from helpers.widgets import kv_cache_view  # noqa: E402
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2, 1])
+def test_modern_attention_equals_gqa_and_pytorch(kv_heads):
+    torch.manual_seed(0)
+    attn = ModernAttention(16, 4, kv_heads)
+    ref = GroupedQueryAttention(16, 4, kv_heads)
+    ref.load_state_dict(attn.state_dict())
+    x = torch.randn(2, 7, 16)
+    torch.testing.assert_close(attn(x, x, x, causal_mask(7)), ref(x, x, x, mask=causal_mask(7)))
+
+
+def test_modern_attention_rope_and_qk_norm_against_sdpa():
+    torch.manual_seed(0)
+    attn = ModernAttention(16, 4, 2, qk_norm=True, rope=True)
+    with torch.no_grad():
+        attn.q_norm.weight.copy_(torch.rand(4) + 0.5)
+        attn.k_norm.weight.copy_(torch.rand(4) + 0.5)
+    x = torch.randn(2, 6, 16)
+    q = attn.q_norm(attn.q_proj(x).view(2, 6, 4, 4).transpose(1, 2))
+    k = attn.k_norm(attn.k_proj(x).view(2, 6, 2, 4).transpose(1, 2))
+    v = attn.v_proj(x).view(2, 6, 2, 4).transpose(1, 2)
+    out = F.scaled_dot_product_attention(apply_rope(q), apply_rope(k), v, attn_mask=causal_mask(6),
+                                         enable_gqa=True)
+    want = attn.out_proj(out.transpose(1, 2).reshape(2, 6, 16))
+    torch.testing.assert_close(attn(x, x, x, causal_mask(6)), want)
+    # with a rolling cache and positions continuing at `start`
+    cache = RollingKVCache(window=10)
+    steps = [attn(x[:, :2], x[:, :2], x[:, :2], causal_mask(2), cache=cache)]
+    steps += [attn(x[:, t:t + 1], x[:, t:t + 1], x[:, t:t + 1], cache=cache, start=t) for t in range(2, 6)]
+    torch.testing.assert_close(torch.cat(steps, 1), want)
+
+
+def test_rolling_cache_positions_and_size():
+    cache = RollingKVCache(window=3, sinks=1)
+    for t in range(7):
+        k, _ = cache.update(torch.full((1, 1, 1, 2), float(t)), torch.zeros(1, 1, 1, 2))
+        assert k[0, 0, :, 0].tolist() == [float(p) for p in range(t + 1) if p < 1 or t - p < 3]
+    assert cache.positions.tolist() == [0, 5, 6] and cache.seen == 7 and len(cache) == 3
+    assert "window=3, sinks=1, seen=7" in repr(cache)
+
+
+def test_kv_cache_curves_use_the_formula():
+    curves = kv_cache_curves(32, 32, 128, 8, max_context=8192, window=1024, points=8)
+    assert list(curves) == ["MHA (32 kv heads)", "GQA (8 kv heads)", "MQA (1 kv head)", "GQA + window 1024"]
+    lengths, mha = curves["MHA (32 kv heads)"]
+    assert lengths == [0, 1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192]
+    assert mha[-1] == 4 * 2**30 == kv_cache_bytes(32, 32, 128, 8192, dtype=torch.float16)
+    assert curves["GQA + window 1024"][1][-1] == kv_cache_bytes(32, 8, 128, 1024, dtype=torch.float16)
+    assert "GQA + window" not in "".join(kv_cache_curves(2, 4, 8, 2, 100))
+
+
+@pytest.mark.parametrize("args, match", [((2, 4, 8, 3, 100), "multiple"), ((0, 4, 8, 2, 100), "num_layers"),
+                                         ((2, 4, 8, 2, 0), "max_context")])
+def test_kv_cache_curves_bad_arguments(args, match):
+    with pytest.raises(ValueError, match=match):
+        kv_cache_curves(*args)
+    with pytest.raises(ValueError, match="dtype"):
+        kv_cache_curves(2, 4, 8, 2, 100, dtype="float64")
+
+
+def test_kv_cache_plot_draws_each_curve_in_its_unit():
+    curves = {"a": ([0, 10], [0, 2048]), "b": ([0, 10], [0, 1024])}
+    fig = kv_cache_plot(curves, unit="KiB", title="t")
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines()] == ["a", "b"]
+    assert list(ax.get_lines()[0].get_ydata()) == [0, 2] and ax.get_ylabel() == "KV cache (KiB)"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="unit"):
+        kv_cache_plot(curves, unit="kB")
+
+
+def test_kv_cache_view_figure_and_messages():
+    fig = kv_cache_view(32, 32, 128, 8, 32768, window=4096)
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == ["MHA (32 kv heads)", "GQA (8 kv heads)", "MQA (1 kv head)", "GQA + window 4096"]
+    assert ax.get_lines()[0].get_ydata()[-1] == 16.0 and "16.00 GiB" in ax.get_title()
+    plt.close(fig)
+    assert kv_cache_view(32, 32, 128, 7, 32768).startswith("Cannot draw this: ")
+    assert "dtype" in kv_cache_view(32, 32, 128, 8, 32768, dtype="float8")
+    assert "max_context" in kv_cache_view(32, 32, 128, 8, 0)
+
+
+def test_kv_cache_widget_redraws():
+    from helpers.widgets import kv_cache_widget
+
+    w = kv_cache_widget()
+    assert w.initial_png is not None
+    w.controls["num_kv_heads"].value = 7
+    assert isinstance(w.result, str) and "multiple" in w.result
+    w.controls["num_kv_heads"].value = 4
+    assert not isinstance(w.result, str)
+    plt.close("all")
+
+
+def test_extrapolation_and_logit_plots():
+    fig = extrapolation_plot([32, 64, 128], {"learned": [1.5, 1.6, 1.7], "RoPE": [1.4, 1.45, 1.5]},
+                             trained_len=32, best=1.42)
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[:2] == ["learned", "RoPE"] and "trained length 32" in labels and "best possible" in labels
+    assert list(ax.get_lines()[1].get_ydata()) == [1.4, 1.45, 1.5]
+    assert [t.get_text() for t in ax.get_xticklabels()][:3] == ["32", "64", "128"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="3 lengths"):
+        extrapolation_plot([32, 64, 128], {"x": [1.0]}, 32)
+    fig = logit_curves_plot([25, 50], {"a": [1.0, 3.0], "b": [2.0, 2.5]})
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == ["a", "b"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="2 steps"):
+        logit_curves_plot([25, 50], {"a": [1.0]})
+
+
+def test_kv_cache_widget_carries_a_static_fallback():
+    from IPython.core.formatters import DisplayFormatter
+
+    from helpers.widgets import kv_cache_widget
+
+    data, _ = DisplayFormatter().format(kv_cache_widget())
+    assert data["text/plain"].startswith("Interactive widget: KV-cache memory")
+    assert "image/png" in data
+    plt.close("all")
+
+
+def test_modern_attention_takes_per_example_masks_and_refuses_bad_ones():
+    torch.manual_seed(0)
+    attn = ModernAttention(16, 4, 2)
+    ref = GroupedQueryAttention(16, 4, 2)
+    ref.load_state_dict(attn.state_dict())
+    x = torch.randn(2, 5, 16)
+    mask = causal_mask(5).expand(2, 1, 5, 5).clone()
+    mask[1, 0, :, 0] = False  # example 1 may not look at position 0
+    mask[1, 0, 0, 0] = True
+    torch.testing.assert_close(attn(x, x, x, mask), ref(x, x, x, mask=mask))
+    with pytest.raises(TypeError, match="boolean"):
+        attn(x, x, x, causal_mask(5).float())
+    with pytest.raises(ValueError, match="broadcast"):
+        attn(x, x, x, torch.ones(3, 1, 5, 5, dtype=torch.bool))

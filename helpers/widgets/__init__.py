@@ -13,6 +13,7 @@ carries a PNG of its first state and a text, shown where no kernel runs (GitHub,
 - ``translator`` (10): the date translator;
 - ``online_softmax`` (11): the online softmax block by block;
 - ``sampling`` (12): sampling from the tiny GPT;
+- ``kv_cache`` (13): KV-cache memory against the context length for MHA, GQA and MQA;
 - ``induction`` (14): one head's pattern on a repeated sequence and the loss at each position.
 """
 
@@ -22,6 +23,7 @@ from .cross_attention import cross_attention_view, cross_attention_widget
 from .gradients import grad_norm_view, grad_norm_widget
 from .heads import head_heatmap_figure, head_picker
 from .induction import induction_widget
+from .kv_cache import kv_cache_view, kv_cache_widget
 from .masks import MASK_KINDS, build_mask, mask_explorer, mask_explorer_figure, mask_explorer_view
 from .online_softmax import online_softmax_view, online_softmax_widget
 from .positions import position_dimension_figure, position_explorer
@@ -51,6 +53,8 @@ __all__ = [
     "head_heatmap_figure",
     "head_picker",
     "induction_widget",
+    "kv_cache_view",
+    "kv_cache_widget",
     "mask_explorer",
     "mask_explorer_figure",
     "mask_explorer_view",

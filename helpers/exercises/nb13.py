@@ -1,0 +1,96 @@
+"""Checkers for the exercises of notebook 13 (attention in today's LLMs)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..modern import kv_cache_bytes
+from ._common import call, checker
+
+__all__ = ["check_expand_kv", "check_kv_cache_size", "check_rms_norm", "check_window_positions"]
+
+
+def _shape(t) -> str:
+    return str(tuple(t.shape)) if isinstance(t, torch.Tensor) else type(t).__name__
+
+
+@checker("Exercise 1 (sharing key/value heads)")
+def check_expand_kv(fn):
+    """``fn(k, num_heads)``: k (B, h_kv, L, d) -> (B, h, L, d), query head i reading kv head i // g."""
+    g = torch.Generator().manual_seed(13)
+    for b, kv, h, length, d in ((2, 2, 8, 5, 4), (1, 1, 4, 3, 2), (3, 4, 4, 2, 3)):
+        k = torch.randn(b, kv, length, d, generator=g)
+        got = call(fn, k.clone(), h)
+        want = k.repeat_interleave(h // kv, dim=1)
+        assert isinstance(got, torch.Tensor) and got.shape == want.shape, (
+            f"with k of shape {tuple(k.shape)} and num_heads={h} expected shape {tuple(want.shape)}, "
+            f"got {_shape(got)}")
+        if not torch.equal(got, want):
+            if torch.equal(got, k.repeat(1, h // kv, 1, 1)):
+                raise AssertionError(
+                    "you tiled the heads (kv0, kv1, kv0, kv1, ...): query head i would read kv head "
+                    f"i % h_kv. Heads are grouped: query heads 0..{h // kv - 1} share kv head 0, and so "
+                    "on, i.e. head i reads kv head i // g (repeat_interleave, not repeat)")
+            raise AssertionError(f"with h_kv={kv} and num_heads={h}, query head i must get kv head "
+                                 f"i // {h // kv}; your heads differ from that")
+
+
+@checker("Exercise 2 (KV-cache size)")
+def check_kv_cache_size(fn):
+    """``fn(num_layers, num_kv_heads, head_dim, seq_len, batch_size, bytes_per_value)`` -> int."""
+    cases = ((32, 8, 128, 8192, 1, 2), (2, 4, 16, 100, 3, 4), (80, 1, 128, 4096, 8, 2))
+    dtypes = {2: torch.float16, 4: torch.float32}
+    for layers, kv, d, length, b, size in cases:
+        got = call(fn, layers, kv, d, length, b, size)
+        want = kv_cache_bytes(layers, kv, d, length, b, dtypes[size])
+        assert isinstance(got, int) and not isinstance(got, bool), (
+            f"return the number of bytes as an int, got {type(got).__name__}")
+        if got == want // 2:
+            raise AssertionError("that is half the cache: every layer stores keys AND values (a factor 2)")
+        assert got == want, (
+            f"for {layers} layers, {kv} kv heads, head_dim {d}, {length} tokens, batch {b} and "
+            f"{size} bytes per value expected {want:,} bytes, got {got:,}")
+
+
+def _allowed(t, window, sinks):
+    return [j for j in range(t + 1) if t - j < window or j < sinks]
+
+
+@checker("Exercise 3 (what a sliding window with sinks sees)")
+def check_window_positions(fn):
+    """``fn(t, window, sinks)`` -> the sorted positions the query at position t attends to."""
+    for t, window, sinks in ((0, 3, 0), (9, 3, 0), (9, 4, 2), (3, 4, 2), (20, 1, 1), (5, 10, 4)):
+        got = call(fn, t, window, sinks)
+        want = _allowed(t, window, sinks)
+        try:
+            got_list = [int(j) for j in got]
+        except TypeError:
+            raise AssertionError(f"return a list of positions, got {type(got).__name__}") from None
+        if got_list == [j for j in range(t + 1) if t - j <= window or j < sinks] and got_list != want:
+            raise AssertionError(
+                f"with t={t}, window={window}: a window of {window} positions includes the query "
+                f"itself, so the oldest one is t - {window - 1}; you kept {window + 1} recent positions")
+        assert got_list == want, (f"with t={t}, window={window}, sinks={sinks} expected {want}, "
+                                  f"got {got_list}")
+
+
+@checker("Exercise 4 (RMSNorm)")
+def check_rms_norm(fn):
+    """``fn(x, weight, eps)``: x / sqrt(mean(x^2) + eps) * weight over the last dimension."""
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(2, 5, 8, generator=g) * 3 + 1.5  # not centred: a LayerNorm would differ
+    weight = torch.rand(8, generator=g) + 0.5
+    for eps in (1e-6, 0.5):
+        got = call(fn, x.clone(), weight.clone(), eps)
+        want = F.rms_norm(x, (8,), weight, eps)
+        assert isinstance(got, torch.Tensor) and got.shape == x.shape, (
+            f"return a tensor of the shape of x {tuple(x.shape)}, got {_shape(got)}")
+        if torch.allclose(got, F.layer_norm(x, (8,), weight, None, eps), atol=1e-4):
+            raise AssertionError("you subtracted the mean: that is LayerNorm. RMSNorm only divides by "
+                                 "the root mean square sqrt(mean(x^2) + eps)")
+        if torch.allclose(got, x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps) * weight, atol=1e-5) \
+                and eps == 0.5:
+            raise AssertionError("eps goes inside the square root: x / sqrt(mean(x^2) + eps)")
+        torch.testing.assert_close(got, want, msg=lambda m, eps=eps: f"RMSNorm with eps={eps} differs from "
+                                   f"torch.nn.functional.rms_norm: {m}")
