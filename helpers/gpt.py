@@ -21,10 +21,7 @@ the blocks are ``ModernBlock``s, whose attention is a ``ModernAttention`` (a
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -32,12 +29,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._cache import fingerprint, load_or_train, tensor_digest
 from .attention import KVCache, causal_mask
 from .layers import EncoderLayer, FeedForward
 from .modern import GroupedQueryAttention, RMSNorm
 from .positional import PositionalEncoding, apply_rope
 from .sampling import sample_next
-from .training import cache_folder, warmup_lr
+from .training import warmup_lr
 
 __all__ = ["GPT", "GPTBlock", "LearnedPositions", "ModernAttention", "ModernBlock", "NoPositions",
            "RollingKVCache", "SinusoidalPositions", "cache_nbytes", "complete_greedy", "max_attention_logit", "pack_sentences", "train_lm",
@@ -513,14 +511,6 @@ def max_attention_logit(model: GPT, ids: torch.Tensor) -> float:
     return float(torch.stack(found).max())
 
 
-def _tensor_digest(*tensors: torch.Tensor) -> str:
-    h = hashlib.sha256()
-    for t in tensors:
-        h.update(str((tuple(t.shape), str(t.dtype))).encode())
-        h.update(t.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
 def train_lm_cached(make_model: Callable[[], GPT], inputs: torch.Tensor, targets: torch.Tensor,
                     steps: int, name: str = "lm", cache: bool = True,
                     on_log: Callable[[GPT, dict], None] | None = None, threads: int | None = 1,
@@ -532,7 +522,8 @@ def train_lm_cached(make_model: Callable[[], GPT], inputs: torch.Tensor, targets
     ``steps`` and the other ``train_lm`` arguments, the torch version, the device and the number of
     threads; a changed recipe trains again. ``on_log(model, history)`` runs at every log step (e.g.
     to record a measurement in ``history``). Returns ``(model, history)``, the model in eval mode;
-    ``history["cached"]`` says whether it was loaded.
+    ``history["cached"]`` says whether it was loaded. Parallel runs asking for the same model train
+    it once (``helpers._cache.load_or_train``).
 
     ``threads`` CPU threads train the model (None: torch's current setting), then the setting is
     restored. The default, 1, is the fastest for models this small (on a busy machine, 2 threads
@@ -541,33 +532,13 @@ def train_lm_cached(make_model: Callable[[], GPT], inputs: torch.Tensor, targets
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"train_lm_cached: threads must be None or an int >= 1, got {threads!r}")
     model = make_model()
-    device = next(model.parameters()).device
-    parts = {"name": name, "config": getattr(model, "config", repr(model)), "steps": steps,
-             "train": {k: v for k, v in sorted(train_kwargs.items())},
-             "init": _tensor_digest(*model.state_dict().values()), "data": _tensor_digest(inputs, targets),
-             "torch": torch.__version__, "device": str(device),
-             "threads": threads if threads is not None else torch.get_num_threads()}
-    key = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:20]
-    path = cache_folder() / f"gpt-{name}-{key}.pt"
-    if cache and path.exists():
-        stored = torch.load(path, weights_only=True, map_location=device)
-        model.load_state_dict(stored["state_dict"])
-        return model.eval(), {**stored["history"], "cached": True}
+    key = {"config": getattr(model, "config", repr(model)), "steps": steps,
+           "train": fingerprint(dict(sorted(train_kwargs.items()))),
+           "data": tensor_digest(inputs, targets)}
     callback = None if on_log is None else (lambda step, history: on_log(model, history))
-    previous = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
-        history = train_lm(model, inputs, targets, steps, callback=callback, **train_kwargs)
-    finally:
-        torch.set_num_threads(previous)
-    if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        torch.save({"state_dict": state, "history": history}, tmp)
-        os.replace(tmp, path)  # atomic: a parallel run never reads half a file
-    return model.eval(), {**history, "cached": False}
+    return load_or_train(f"gpt-{name}", model,
+                         lambda: train_lm(model, inputs, targets, steps, callback=callback,
+                                          **train_kwargs), key, cache=cache, threads=threads)
 
 
 def pack_sentences(token_ids: Sequence[Sequence[int]], length: int = 32, start_id: int = 1,
