@@ -113,3 +113,14 @@ def module_input(where: str, name: str, x: torch.Tensor, module: torch.nn.Module
     if x.dtype != param.dtype:
         raise TypeError(f"{where}: {name} has dtype {x.dtype} but the module's weights are "
                         f"{param.dtype}; expected {name}.to({param.dtype}) (or module.to({x.dtype}))")
+
+
+def mask_fits(where: str, mask: torch.Tensor, shape: torch.Size) -> None:
+    """A mask must broadcast *to* the scores' shape (B, h, Lq, Lk), not merely with it."""
+    try:
+        fits = torch.broadcast_shapes(mask.shape, shape) == shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{where}: mask of shape {tuple(mask.shape)} does not broadcast to the "
+                         f"scores' shape {tuple(shape)} (B, h, Lq, Lk)")

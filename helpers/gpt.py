@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._cache import fingerprint, load_or_train, tensor_digest
+from ._checks import mask_fits
 from .attention import KVCache, causal_mask
 from .layers import EncoderLayer, FeedForward
 from .modern import GroupedQueryAttention, RMSNorm
@@ -225,13 +226,7 @@ class ModernAttention(GroupedQueryAttention):
     def _attend_expanded(self, q, k, v, mask, b, lq, need_weights):
         """q, k, v (B, h, ., d_k) with a mask broadcastable to (B, h, Lq, Lk)."""
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, h, Lq, Lk)
-        try:
-            fits = torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
-        except RuntimeError:
-            fits = False
-        if not fits:
-            raise ValueError(f"ModernAttention: mask of shape {tuple(mask.shape)} does not broadcast to "
-                             f"the scores' shape {tuple(scores.shape)} (B, h, Lq, Lk)")
+        mask_fits("ModernAttention", mask, scores.shape)
         scores = scores.masked_fill(~mask, float("-inf"))
         self.max_logit = scores.detach().amax()
         weights = torch.softmax(scores, dim=-1).masked_fill(~mask.any(-1, keepdim=True), 0.0)

@@ -11,6 +11,8 @@ import math
 import torch
 from torch import nn
 
+from ._checks import mask_fits
+
 __all__ = [
     "KV_DTYPES",
     "GroupedQueryAttention",
@@ -134,13 +136,7 @@ class GroupedQueryAttention(nn.Module):
             if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
                 raise TypeError(f"{func}: mask must be a boolean tensor (True = may attend), got "
                                 f"{mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__}")
-            try:
-                fits = torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
-            except RuntimeError:
-                fits = False
-            if not fits:
-                raise ValueError(f"{func}: mask of shape {tuple(mask.shape)} does not broadcast to the "
-                                 f"scores' shape {tuple(scores.shape)} (B, h, Lq, Lk)")
+            mask_fits(func, mask, scores.shape)
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         if mask is not None:
