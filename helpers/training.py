@@ -32,6 +32,7 @@ __all__ = [
     "collate",
     "count_parameters",
     "cross_attention",
+    "drop_separators",
     "encode_pairs",
     "exact_match_accuracy",
     "label_smoothed_cross_entropy",
@@ -157,6 +158,7 @@ def train_seq2seq(
     log_every: int = 50,
     callback: Callable[[int, dict], None] | None = None,
     length_buckets: int = 1,
+    augment: Callable[[torch.Tensor, torch.Generator], torch.Tensor] | None = None,
 ) -> dict[str, list]:
     """Train for exactly ``steps`` steps of Adam (batches drawn by a seeded shuffle).
 
@@ -166,6 +168,8 @@ def train_seq2seq(
     ``callback(step, history)`` runs after each logged step (e.g. to measure accuracy).
     ``length_buckets=k`` > 1 draws k batches' worth of pairs at a time, sorts them by source length
     and cuts them into batches (in shuffled order): less padding, so each step costs less.
+    ``augment(src, generator)``, if given, changes each batch's source ids (B, Ls) before the
+    step (e.g. ``drop_between_numbers``), drawing its randomness from the run's seeded generator.
     """
     for name, value in (("steps", steps), ("batch_size", batch_size), ("log_every", log_every),
                         ("length_buckets", length_buckets)):
@@ -204,7 +208,8 @@ def train_seq2seq(
     model.train()
     for step in range(steps):
         idx = next(next_batch)
-        b = _batch_from_ids(src_all[idx], tgt_all[idx], tokenizer.pad_id).to(device)
+        src = src_all[idx] if augment is None else augment(src_all[idx], gen)
+        b = _batch_from_ids(src, tgt_all[idx], tokenizer.pad_id).to(device)
         lr = warmup_lr(step, peak_lr, warmup_steps, steps)
         for group in opt.param_groups:
             group["lr"] = lr
@@ -227,6 +232,32 @@ def train_seq2seq(
                 model.train()
     model.eval()
     return history
+
+
+def drop_separators(tokenizer, p: float, separators: Sequence[str] = (" ", "-", "/", ".")):
+    """An ``augment`` for ``train_seq2seq``: each separator token that stands between two number
+    tokens (the ``-`` of ``12-03``, the pieces ``12``, ``-``, ``03``) is removed from the source
+    with probability ``p``, independently, and the row closes up. What it leaves (the pieces
+    ``12``, ``03``, ``-``, ``2021``) is no text at all: two numbers with nothing between them. It teaches that a date's meaning does not hang on its
+    separators, without ever writing a separator the data does not use there.
+
+    Needs a tokenizer of pieces (``DateTokenizer``): numbers are tokens made of digits."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
+    is_sep = torch.tensor([t in separators for t in tokenizer.itos])  # (V,)
+    is_num = torch.tensor([t.isdigit() for t in tokenizer.itos])  # (V,)
+
+    def augment(src: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        sep, num = is_sep[src], is_num[src]  # (B, Ls) each
+        between = torch.zeros_like(sep)
+        between[:, 1:-1] = sep[:, 1:-1] & num[:, :-2] & num[:, 2:]
+        keep = ~(between & (torch.rand(src.shape, generator=generator) < p))  # (B, Ls)
+        out = torch.full_like(src, tokenizer.pad_id)
+        rows = torch.arange(src.shape[0])[:, None].expand_as(src)  # (B, Ls)
+        out[rows[keep], (keep.cumsum(1) - 1)[keep]] = src[keep]  # kept tokens, closed up
+        return out
+
+    return augment
 
 
 def _check_batch_size(batch_size) -> None:
@@ -270,8 +301,8 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12):
     """Translate one source greedily and return all three kinds of attention that produced it.
 
     Returns ``(translation, src_labels, out_labels, maps)`` where ``maps`` has keys
-    ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source characters reading each other),
-    ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output characters reading earlier ones,
+    ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source tokens reading each other),
+    ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output tokens reading earlier ones,
     causal) and ``"cross"`` (per decoder layer (num_heads, Lt, Ls)). Row t of a decoder map is the
     query that produced output token t (``out_labels[t]``, the last one ``<eos>`` when the model
     stopped); the decoder's keys are ``["<bos>", *out_labels[:-1]]``. ``source`` is normalised
@@ -295,7 +326,8 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12):
         "cross": [layer.cross_attn.attn_weights[0].cpu() for layer in model.decoder.layers],
     }
     out_labels = [tokenizer.itos[i] for i in ys[0, 1:].tolist()]
-    return tokenizer.decode(ys[0].tolist()), list(source), out_labels, maps
+    src_labels = tokenizer.pieces(source) if hasattr(tokenizer, "pieces") else list(source)
+    return tokenizer.decode(ys[0].tolist()), src_labels, out_labels, maps
 
 
 def cross_attention(model, tokenizer, source: str, max_len: int = 12):
@@ -331,6 +363,8 @@ TRANSLATOR_RECIPE = {
     # training
     "steps": 1_200, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 100, "smoothing": 0.1,
     "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
+    # augmentation: a separator between two numbers is dropped from the source this often
+    "drop_separators": 0.2,
 }
 
 _DATA_CACHE: dict = {}
@@ -410,7 +444,8 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
                             peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
                             smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
                             log_every=min(r["log_every"], steps), callback=on_log,
-                            length_buckets=r["length_buckets"])
+                            length_buckets=r["length_buckets"],
+                            augment=drop_separators(tok, r["drop_separators"]))
     history["threads"] = torch.get_num_threads()
     history["device"] = str(device)
     if cache:
