@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import random
 import sys
 import time
 from collections import defaultdict
@@ -28,7 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from helpers.data import (  # noqa: E402
     ISO_STYLE,
     MONTHS,
-    WEEKDAYS,
+    UNSEEN_FORMATS,
+    family_of,
+    held_out_group_pairs,
     held_out_styles,
     in_distribution_styles,
     iso_or_none,
@@ -44,36 +45,11 @@ from helpers.training import (  # noqa: E402
 )
 
 
-def _ord(n: int) -> str:
-    return f"{n}{'th' if 11 <= n % 100 <= 13 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-
-
 def _mon(d: dt.date) -> str:
     return MONTHS[d.month - 1]
 
 
-# Unambiguous ways to write a date that the generator never produces (checked in main()), tried
-# by hand. The last two cannot be read by the tokenizer ('on', an 8-digit number): the widget
-# answers them with a message instead of a translation.
-NOVEL_FORMATS = {
-    "12th of march 2021": lambda d: f"{_ord(d.day)} of {_mon(d)} {d.year}",
-    "the 12th of march, 2021": lambda d: f"the {_ord(d.day)} of {_mon(d)}, {d.year}",
-    "march the 12th, 2021": lambda d: f"{_mon(d)} the {_ord(d.day)}, {d.year}",
-    "12 - 03 - 2021": lambda d: f"{d.day:02d} - {d.month:02d} - {d.year}",
-    "2021 / 03 / 12": lambda d: f"{d.year} / {d.month:02d} / {d.day:02d}",
-    "12. march 2021": lambda d: f"{d.day}. {_mon(d)} {d.year}",
-    "12.mar.2021": lambda d: f"{d.day}.{_mon(d)[:3]}.{d.year}",
-    "fri. 12 mar 2021": lambda d: f"{WEEKDAYS[d.weekday()][:3]}. {d.day} {_mon(d)[:3]} {d.year}",
-    "mar-12-2021": lambda d: f"{_mon(d)[:3]}-{d.day}-{d.year}",
-    "march/12/2021": lambda d: f"{_mon(d)}/{d.day}/{d.year}",
-    "12th-mar-2021": lambda d: f"{_ord(d.day)}-{_mon(d)[:3]}-{d.year}",
-    "2021, 12 march": lambda d: f"{d.year}, {d.day} {_mon(d)}",
-    "12 march 2021, friday": lambda d: f"{d.day} {_mon(d)} {d.year}, {WEEKDAYS[d.weekday()]}",
-    "12march2021": lambda d: f"{d.day}{_mon(d)}{d.year}",
-    "12.3.'21": lambda d: f"{d.day}.{d.month}.'{d.year % 100:02d}",
-    "on 12 march 2021": lambda d: f"on {d.day} {_mon(d)} {d.year}",
-    "20210312": lambda d: f"{d.year}{d.month:02d}{d.day:02d}",
-}
+NOVEL_FORMATS = UNSEEN_FORMATS  # never generated; the last two cannot be read by the tokenizer
 # Typed with capitals and stray spaces: normalize_date_text turns these into generated styles,
 # so they test the normalisation, not the model.
 TYPED_FORMATS = {
@@ -91,27 +67,6 @@ def accuracy(model, tok, pairs):
 
 def _wrong(pairs, preds, n):
     return [(s, p) for (s, t), p in zip(pairs, preds, strict=True) if p != t][:n]
-
-
-def families(pairs):
-    """The format family of each (source, target) pair: the family of the styles that write it."""
-    styles = [*in_distribution_styles(), ISO_STYLE]
-    out = []
-    for src, tgt in pairs:
-        date = parse_iso(tgt)
-        found = sorted({s.family() for s in styles if s.render(date) == src})
-        out.append(" / ".join(found))
-    return out
-
-
-def held_out_groups():
-    groups = defaultdict(list)
-    for s in held_out_styles():
-        key = ("year-first with '.'" if s.order == "ymd" and s.sep == "." else
-               "day-first numeric with spaces" if s.order == "dmy" else
-               "mon. d 'yy" if s.order == "mdy" else "short weekday + year-first")
-        groups[key].append(s)
-    return groups
 
 
 def main() -> int:
@@ -142,17 +97,15 @@ def main() -> int:
     print(f"test split (1,000 held-out dates, in-distribution styles): {right}/{len(test)} "
           f"({invalid} outputs not a valid date); wrong: {_wrong(test, preds, 10)}")
     by_family = defaultdict(list)
-    for fam, pair, pred in zip(families(test), test, preds, strict=True):
-        by_family[fam].append(pred == pair[1])
+    for (src, tgt), pred in zip(test, preds, strict=True):
+        by_family[family_of(src, tgt)].append(pred == tgt)
     print("the test split per format family:")
     for fam, hits in sorted(by_family.items()):
         print(f"  {fam:48} {sum(hits):4}/{len(hits):<4} = {sum(hits) / len(hits):.3f}")
 
-    rng = random.Random(123)
     print("held-out combinations (the 1,000 test dates in each group, a style of the group drawn per date):")
     total = [0, 0]
-    for key, styles in held_out_groups().items():
-        pairs = [(rng.choice(styles).render(parse_iso(t)), t) for _, t in test]
+    for key, pairs in held_out_group_pairs(test, seed=0).items():
         right, invalid, preds = accuracy(model, tok, pairs)
         total[0] += right
         total[1] += len(pairs)

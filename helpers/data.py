@@ -31,6 +31,8 @@ from itertools import accumulate, product
 
 __all__ = [
     "DATA_VERSION",
+    "HELD_OUT_GROUPS",
+    "UNSEEN_FORMATS",
     "DAY_STYLES",
     "FIRST_DATE",
     "LAST_DATE",
@@ -41,6 +43,10 @@ __all__ = [
     "YEAR_STYLES",
     "CharTokenizer",
     "DateStyle",
+    "DateTokenizer",
+    "family_of",
+    "held_out_group",
+    "held_out_group_pairs",
     "check_date_text",
     "date_splits",
     "date_tokenizer",
@@ -430,6 +436,66 @@ def date_splits(n_train: int, n_val: int, n_test: int, seed: int = 0):
             seen.add(src)
             train.append((src, tgt))
     return train, val, test
+
+
+HELD_OUT_GROUPS = {
+    "year-first with '.'": "2021.03.12",
+    "day-first numbers with spaces": "12 03 2021",
+    "mon. d 'yy": "mar. 12 '21",
+    "short weekday + year-first": "fri 2021-03-12",
+}
+
+
+def held_out_group(style: DateStyle) -> str:
+    """Which of the four held-out combinations (``HELD_OUT_GROUPS``) a held-out style belongs to."""
+    if not _is_held_out(style):
+        raise ValueError(f"{style.name!r} is not a held-out style")
+    if style.order == "ymd":
+        return "year-first with '.'" if style.sep == "." else "short weekday + year-first"
+    return "day-first numbers with spaces" if style.order == "dmy" else "mon. d 'yy"
+
+
+def held_out_group_pairs(pairs: Sequence[tuple[str, str]], seed: int = 0):
+    """{group name: the dates of ``pairs`` each written in a style of that held-out group, one
+    style drawn per date}: every held-out combination measured on the same dates."""
+    rng = random.Random(seed)
+    groups: dict[str, list[DateStyle]] = {name: [] for name in HELD_OUT_GROUPS}
+    for s in _HELD_STYLES:
+        groups[held_out_group(s)].append(s)
+    return {name: [(rng.choice(styles).render(parse_iso(t)), t) for _, t in pairs]
+            for name, styles in groups.items()}
+
+
+def family_of(source: str, target: str) -> str:
+    """The format family (``DateStyle.family``) of a generated pair: that of the styles that write
+    ``target`` as ``source`` ('' if none does)."""
+    date = parse_iso(target)
+    found = sorted({s.family() for s in [*_STYLES, ISO_STYLE] if s._render(date) == source})
+    return " / ".join(found)
+
+
+# Unambiguous ways to write a date that no style generates (tests/test_data.py checks that), tried
+# by hand to see how far the translator reads beyond its data. The last two cannot be read by the
+# tokenizer at all ('on', an 8-digit number): the widget answers them with a message.
+UNSEEN_FORMATS = {
+    "12th of march 2021": lambda d: f"{_ordinal(d.day)} of {MONTHS[d.month - 1]} {d.year}",
+    "the 12th of march, 2021": lambda d: f"the {_ordinal(d.day)} of {MONTHS[d.month - 1]}, {d.year}",
+    "march the 12th, 2021": lambda d: f"{MONTHS[d.month - 1]} the {_ordinal(d.day)}, {d.year}",
+    "12 - 03 - 2021": lambda d: f"{d.day:02d} - {d.month:02d} - {d.year}",
+    "2021 / 03 / 12": lambda d: f"{d.year} / {d.month:02d} / {d.day:02d}",
+    "12. march 2021": lambda d: f"{d.day}. {MONTHS[d.month - 1]} {d.year}",
+    "12.mar.2021": lambda d: f"{d.day}.{MONTHS[d.month - 1][:3]}.{d.year}",
+    "fri. 12 mar 2021": lambda d: f"{WEEKDAYS[d.weekday()][:3]}. {d.day} {MONTHS[d.month - 1][:3]} {d.year}",
+    "mar-12-2021": lambda d: f"{MONTHS[d.month - 1][:3]}-{d.day}-{d.year}",
+    "march/12/2021": lambda d: f"{MONTHS[d.month - 1]}/{d.day}/{d.year}",
+    "12th-mar-2021": lambda d: f"{_ordinal(d.day)}-{MONTHS[d.month - 1][:3]}-{d.year}",
+    "2021, 12 march": lambda d: f"{d.year}, {d.day} {MONTHS[d.month - 1]}",
+    "12 march 2021, friday": lambda d: f"{d.day} {MONTHS[d.month - 1]} {d.year}, {WEEKDAYS[d.weekday()]}",
+    "12march2021": lambda d: f"{d.day}{MONTHS[d.month - 1]}{d.year}",
+    "12.3.'21": lambda d: f"{d.day}.{d.month}.'{d.year % 100:02d}",
+    "on 12 march 2021": lambda d: f"on {d.day} {MONTHS[d.month - 1]} {d.year}",
+    "20210312": lambda d: f"{d.year}{d.month:02d}{d.day:02d}",
+}
 
 
 def held_out_combination_pairs(pairs: Sequence[tuple[str, str]], seed: int = 0):

@@ -310,3 +310,39 @@ def test_tokenizer_names_unknown_characters():
     with pytest.raises(ValueError) as err:
         tok.encode("ä" * 10_000)
     assert len(str(err.value)) < 300
+
+
+def test_unseen_formats_are_never_generated():
+    from helpers.data import UNSEEN_FORMATS
+
+    styles = in_distribution_styles() + held_out_styles()
+    example = dt.date(2021, 3, 12)
+    for d in [example, dt.date(1999, 12, 1), dt.date(2040, 5, 23), dt.date(1970, 1, 9)]:
+        written = {s.render(d) for s in styles}
+        for name, fmt in UNSEEN_FORMATS.items():
+            assert normalize_date_text(fmt(d)) not in written, (name, fmt(d))
+            assert read_date(fmt(d)) in (None, (d.year, d.month, d.day)), name  # unambiguous
+    assert all(fmt(example) == name for name, fmt in UNSEEN_FORMATS.items())  # named by the example
+    unreadable = [n for n, f in UNSEEN_FORMATS.items() if date_tokenizer().unknown(f(example))]
+    assert unreadable == ["on 12 march 2021", "20210312"]
+
+
+def test_held_out_groups_and_families(splits):
+    from helpers.data import HELD_OUT_GROUPS, family_of, held_out_group, held_out_group_pairs
+
+    _, _, test = splits
+    groups = held_out_group_pairs(test[:50], seed=0)
+    assert list(groups) == list(HELD_OUT_GROUPS)
+    train_sources = {s for s, _ in splits[0]}
+    for name, pairs in groups.items():
+        assert [t for _, t in pairs] == [t for _, t in test[:50]]
+        assert not {s for s, _ in pairs} & train_sources
+    assert groups == held_out_group_pairs(test[:50], seed=0)
+    assert {held_out_group(s) for s in held_out_styles()} == set(HELD_OUT_GROUPS)
+    with pytest.raises(ValueError, match="not a held-out style"):
+        held_out_group(DateStyle("dmy", "dd", "mm", "yyyy", "."))
+    assert family_of("12.03.2021", "2021-03-12") == "day-month-year, numbers"
+    assert family_of("fri, march 12, 2021", "2021-03-12") == "month-day-year, words, weekday"
+    assert family_of("2021-03-12", "2021-03-12") == "year-month-day, numbers"
+    assert family_of("hello", "2021-03-12") == ""
+    assert all(family_of(s, t) for s, t in test[:50])
