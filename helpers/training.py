@@ -365,6 +365,10 @@ TRANSLATOR_RECIPE = {
     "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
     # augmentation: a separator between two numbers is dropped from the source this often
     "drop_separators": 0.2,
+    # CPU threads for training (None: the process's). One: for a model this small a second thread
+    # only adds synchronisation (no faster on an idle 2-core machine, several times slower on a
+    # busy one), and the trained weights are then the same whatever the thread count of the process.
+    "cpu_threads": 1,
 }
 
 _DATA_CACHE: dict = {}
@@ -402,11 +406,16 @@ def cache_folder() -> Path:
     return Path.home() / ".cache" / "attention-tutorial"
 
 
+def _training_threads() -> int:
+    return TRANSLATOR_RECIPE["cpu_threads"] or torch.get_num_threads()
+
+
 def _cache_key(seed: int, steps: int, device: torch.device) -> str:
     """Everything that changes the trained weights: seed, steps, recipe, data version, torch
-    version, device and thread count (threads change the last bits of every step)."""
+    version, device and the thread count training uses (threads change the last bits of every
+    step)."""
     parts = {"seed": seed, "steps": steps, "recipe": TRANSLATOR_RECIPE, "data": DATA_VERSION,
-             "torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads()}
+             "torch": torch.__version__, "device": str(device), "threads": _training_threads()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -418,6 +427,7 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
     With ``cache=True`` the trained weights and history are stored in ``cache_folder()`` under a
     key of everything that affects them, and loaded from there the next time: the same tensors,
     bit for bit, as training again on this machine. ``history["cached"]`` says which happened.
+    Training uses the recipe's ``cpu_threads`` (one) and then restores the process's thread count.
     """
     r = TRANSLATOR_RECIPE
     steps = r["steps"] if steps is None else steps
@@ -440,13 +450,18 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
     def on_log(step, history):
         history.setdefault("val_acc", []).append(exact_match_accuracy(model, val_logged, tok)[0])
 
-    history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
-                            peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
-                            smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
-                            log_every=min(r["log_every"], steps), callback=on_log,
-                            length_buckets=r["length_buckets"],
-                            augment=drop_separators(tok, r["drop_separators"]))
-    history["threads"] = torch.get_num_threads()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(_training_threads())
+    try:
+        history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
+                                peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
+                                smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
+                                log_every=min(r["log_every"], steps), callback=on_log,
+                                length_buckets=r["length_buckets"],
+                                augment=drop_separators(tok, r["drop_separators"]))
+    finally:
+        torch.set_num_threads(threads)
+    history["threads"] = _training_threads()
     history["device"] = str(device)
     if cache:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -417,3 +417,23 @@ def test_attention_maps_label_the_pieces_of_a_date():
     _, src_labels, out_labels, maps = attention_maps(model, tok, "Friday, 12 MARCH 2021")
     assert src_labels == ["friday", ",", " ", "12", " ", "march", " ", "2021"]
     assert maps["cross"][0].shape[-1] == len(src_labels) and len(out_labels) == maps["cross"][0].shape[1]
+
+
+def test_train_translator_trains_with_the_recipes_threads(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_train", 2_000)
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_val_logged", 20)
+    before = torch.get_num_threads()
+    seen = []
+    import helpers.training as training
+
+    real = training.train_seq2seq
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_seq2seq", spy)
+    _, _, history = train_translator(seed=5, steps=2, device="cpu", cache=False)
+    assert seen == [TRANSLATOR_RECIPE["cpu_threads"]] == [history["threads"]] == [1]
+    assert torch.get_num_threads() == before  # restored
