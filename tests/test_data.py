@@ -334,7 +334,7 @@ def test_held_out_groups_and_families(splits):
     groups = held_out_group_pairs(test[:50], seed=0)
     assert list(groups) == list(HELD_OUT_GROUPS)
     train_sources = {s for s, _ in splits[0]}
-    for name, pairs in groups.items():
+    for pairs in groups.values():
         assert [t for _, t in pairs] == [t for _, t in test[:50]]
         assert not {s for s, _ in pairs} & train_sources
     assert groups == held_out_group_pairs(test[:50], seed=0)
