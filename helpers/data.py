@@ -1,5 +1,5 @@
-"""The toy data set of notebook 10: dates as people write them -> ISO dates, and a character
-tokenizer.
+"""The toy data set of notebook 10: dates as people write them -> ISO dates; the translator's
+tokenizer, which reads a date as pieces (numbers, words, marks); and a character tokenizer.
 
 Everything is generated from a seed: nothing is downloaded. Dates run from 1970-01-01 to
 2049-12-31 (80 years), so a two-digit year is never ambiguous ('70-'99 are 19xx, '00-'49 are 20xx).
@@ -511,73 +511,6 @@ def date_tokenizer() -> DateTokenizer:
     return DateTokenizer()
 
 
-_PIECE = re.compile(r"\d+|[^\W\d_]+|\s|.", re.S)  # digits, letters (any alphabet), one other
-
-
-class DateTokenizer:
-    """The translator's tokenizer: one id per *piece* of a date, not per character.
-
-    A text is cut into pieces: runs of digits (``2021``, ``03``, ``12``), runs of letters
-    (``march``, ``fri``, ``th``, ``märz``) and single other characters (``" "``, ``-``, ``/``, ``.``,
-    ``,``, ``'``). Nothing is dropped or rewritten: joining the pieces gives the text back. The
-    vocabulary holds every number of one or two digits, every year 1970..2049, month and weekday
-    names (full and three letters), ``the``, ``of``, the ordinal suffixes and the separators, plus
-    ``<pad>`` (0), ``<bos>`` (1) and ``<eos>`` (2). A piece outside it (``on``, ``1969``,
-    ``20210312``, ``€``) cannot be read: ``unknown`` names it and ``encode`` raises ValueError.
-
-    The same interface as ``CharTokenizer`` (``itos``, ``stoi``, ``encode``, ``decode``,
-    ``unknown``), plus ``pieces``. An ISO date is five pieces: ``2021 - 03 - 12``.
-    """
-
-    PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
-
-    def __init__(self):
-        numbers = [str(i) for i in range(10)] + [f"{i:02d}" for i in range(100)]
-        years = [str(y) for y in range(FIRST_DATE.year, LAST_DATE.year + 1)]
-        words = MONTHS + [m[:3] for m in MONTHS] + WEEKDAYS + [w[:3] for w in WEEKDAYS]
-        words += ["the", "of", "st", "nd", "rd", "th"]
-        marks = [" ", "'", ",", "-", ".", "/"]
-        self.itos: list[str] = [self.PAD, self.BOS, self.EOS, *numbers, *years,
-                                *dict.fromkeys(words), *marks]
-        self.stoi: dict[str, int] = {s: i for i, s in enumerate(self.itos)}
-        self.pad_id, self.bos_id, self.eos_id = 0, 1, 2
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def __repr__(self) -> str:
-        return f"DateTokenizer({len(self)} tokens: 3 special + {len(self) - 3} pieces)"
-
-    @staticmethod
-    def pieces(text: str) -> list[str]:
-        """'12th mar, 2021' -> ['12', 'th', ' ', 'mar', ',', ' ', '2021'] (joined: the text again)."""
-        if not isinstance(text, str):
-            raise TypeError(f"pieces expects a str, got {type(text).__name__}")
-        return _PIECE.findall(text)
-
-    def unknown(self, text: str) -> list[str]:
-        """The distinct pieces of ``text`` this tokenizer has no id for, in order of appearance."""
-        return list(dict.fromkeys(p for p in self.pieces(text) if p not in self.stoi))
-
-    def describe(self) -> str:
-        """What this tokenizer can read, in words (for messages)."""
-        return (f"numbers of one or two digits, years {FIRST_DATE.year}-{LAST_DATE.year}, month "
-                f"and weekday names (full or three letters), 'the', 'of', 'st', 'nd', 'rd', 'th', "
-                f"spaces and the marks ' , - . /")
-
-    def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
-        """'12 mar 2021' -> list of ids, one per piece (optionally framed by bos / eos)."""
-        if not isinstance(text, str):
-            raise TypeError(f"encode expects a str, got {type(text).__name__}")
-        bad = self.unknown(text)
-        if bad:
-            raise ValueError(f"cannot read {', '.join(_cut(b, 20) for b in bad[:10])} in {_cut(text)}; this "
-                             f"tokenizer reads {self.describe()}")
-        return [self.bos_id] * add_bos + [self.stoi[p] for p in self.pieces(text)] + [self.eos_id] * add_eos
-
-    decode = None  # set below: the same as CharTokenizer.decode (pieces are joined)
-
-
 class CharTokenizer:
     """One id per character, plus ``<pad>`` (0), ``<bos>`` (1) and ``<eos>`` (2).
 
@@ -647,4 +580,61 @@ class CharTokenizer:
         return "".join(out)
 
 
-DateTokenizer.decode = CharTokenizer.decode
+_PIECE = re.compile(r"\d+|[^\W\d_]+|\s|.", re.S)  # digits, letters (any alphabet), one other
+
+
+class DateTokenizer(CharTokenizer):
+    """The translator's tokenizer: one id per *piece* of a date, not per character.
+
+    A text is cut into pieces: runs of digits (``2021``, ``03``, ``12``), runs of letters
+    (``march``, ``fri``, ``th``, ``märz``) and single other characters (``" "``, ``-``, ``/``, ``.``,
+    ``,``, ``'``). Nothing is dropped or rewritten: joining the pieces gives the text back. The
+    vocabulary holds every number of one or two digits, every year 1970..2049, month and weekday
+    names (full and three letters), ``the``, ``of``, the ordinal suffixes and the separators, plus
+    ``<pad>`` (0), ``<bos>`` (1) and ``<eos>`` (2). A piece outside it (``on``, ``1969``,
+    ``20210312``, ``€``) cannot be read: ``unknown`` names it and ``encode`` raises ValueError.
+
+    A ``CharTokenizer`` whose tokens are pieces: the same ``itos``, ``stoi``, ``encode``,
+    ``decode`` (which joins the pieces) and ``unknown``, plus ``pieces`` and ``describe``. An ISO date is five pieces: ``2021 - 03 - 12``.
+    """
+
+    def __init__(self):
+        numbers = [str(i) for i in range(10)] + [f"{i:02d}" for i in range(100)]
+        years = [str(y) for y in range(FIRST_DATE.year, LAST_DATE.year + 1)]
+        words = MONTHS + [m[:3] for m in MONTHS] + WEEKDAYS + [w[:3] for w in WEEKDAYS]
+        words += ["the", "of", "st", "nd", "rd", "th"]
+        marks = [" ", "'", ",", "-", ".", "/"]
+        self.itos: list[str] = [self.PAD, self.BOS, self.EOS, *numbers, *years,
+                                *dict.fromkeys(words), *marks]
+        self.stoi: dict[str, int] = {s: i for i, s in enumerate(self.itos)}
+        self.pad_id, self.bos_id, self.eos_id = 0, 1, 2
+
+    def __repr__(self) -> str:
+        return f"DateTokenizer({len(self)} tokens: 3 special + {len(self) - 3} pieces)"
+
+    @staticmethod
+    def pieces(text: str) -> list[str]:
+        """'12th mar, 2021' -> ['12', 'th', ' ', 'mar', ',', ' ', '2021'] (joined: the text again)."""
+        if not isinstance(text, str):
+            raise TypeError(f"pieces expects a str, got {type(text).__name__}")
+        return _PIECE.findall(text)
+
+    def unknown(self, text: str) -> list[str]:
+        """The distinct pieces of ``text`` this tokenizer has no id for, in order of appearance."""
+        return list(dict.fromkeys(p for p in self.pieces(text) if p not in self.stoi))
+
+    def describe(self) -> str:
+        """What this tokenizer can read, in words (for messages)."""
+        return (f"numbers of one or two digits, years {FIRST_DATE.year}-{LAST_DATE.year}, month "
+                f"and weekday names (full or three letters), 'the', 'of', 'st', 'nd', 'rd', 'th', "
+                f"spaces and the marks ' , - . /")
+
+    def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """'12 mar 2021' -> list of ids, one per piece (optionally framed by bos / eos)."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects a str, got {type(text).__name__}")
+        bad = self.unknown(text)
+        if bad:
+            raise ValueError(f"cannot read {', '.join(_cut(b, 20) for b in bad[:10])} in {_cut(text)}; this "
+                             f"tokenizer reads {self.describe()}")
+        return [self.bos_id] * add_bos + [self.stoi[p] for p in self.pieces(text)] + [self.eos_id] * add_eos

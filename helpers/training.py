@@ -169,7 +169,7 @@ def train_seq2seq(
     ``length_buckets=k`` > 1 draws k batches' worth of pairs at a time, sorts them by source length
     and cuts them into batches (in shuffled order): less padding, so each step costs less.
     ``augment(src, generator)``, if given, changes each batch's source ids (B, Ls) before the
-    step (e.g. ``drop_between_numbers``), drawing its randomness from the run's seeded generator.
+    step (e.g. ``drop_separators``), drawing its randomness from the run's seeded generator.
     """
     for name, value in (("steps", steps), ("batch_size", batch_size), ("log_every", log_every),
                         ("length_buckets", length_buckets)):
@@ -238,8 +238,9 @@ def drop_separators(tokenizer, p: float, separators: Sequence[str] = (" ", "-", 
     """An ``augment`` for ``train_seq2seq``: each separator token that stands between two number
     tokens (the ``-`` of ``12-03``, the pieces ``12``, ``-``, ``03``) is removed from the source
     with probability ``p``, independently, and the row closes up. What it leaves (the pieces
-    ``12``, ``03``, ``-``, ``2021``) is no text at all: two numbers with nothing between them. It teaches that a date's meaning does not hang on its
-    separators, without ever writing a separator the data does not use there.
+    ``12``, ``03``, ``-``, ``2021``) is no text at all: two numbers with nothing between them.
+    It teaches that the order of the numbers, not the separators, says which is which, without
+    ever writing a separator where the data does not use one.
 
     Needs a tokenizer of pieces (``DateTokenizer``): numbers are tokens made of digits."""
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
