@@ -1,5 +1,5 @@
-"""The toy data set of notebook 10: dates as people write them -> ISO dates, and a character
-tokenizer.
+"""The toy data set of notebook 10: dates as people write them -> ISO dates; the translator's
+tokenizer, which reads a date as pieces (numbers, words, marks); and a character tokenizer.
 
 Everything is generated from a seed: nothing is downloaded. Dates run from 1970-01-01 to
 2049-12-31 (80 years), so a two-digit year is never ambiguous ('70-'99 are 19xx, '00-'49 are 20xx).
@@ -24,12 +24,15 @@ import datetime as dt
 import functools
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, product
 
 __all__ = [
     "DATA_VERSION",
+    "HELD_OUT_GROUPS",
+    "UNSEEN_FORMATS",
     "DAY_STYLES",
     "FIRST_DATE",
     "LAST_DATE",
@@ -40,6 +43,10 @@ __all__ = [
     "YEAR_STYLES",
     "CharTokenizer",
     "DateStyle",
+    "DateTokenizer",
+    "family_of",
+    "held_out_group",
+    "held_out_group_pairs",
     "check_date_text",
     "date_splits",
     "date_tokenizer",
@@ -53,7 +60,7 @@ __all__ = [
 ]
 
 # Bump when the generator changes: it is part of the trained-model cache key (helpers.training).
-DATA_VERSION = 4
+DATA_VERSION = 5
 
 FIRST_DATE = dt.date(1970, 1, 1)
 LAST_DATE = dt.date(2049, 12, 31)
@@ -208,18 +215,27 @@ def held_out_styles() -> list[DateStyle]:
     return list(_HELD_STYLES)
 
 
-# Drawing each part uniformly (a weekday three times in ten) and retrying until the combination is
-# allowed gives each allowed style a weight; the styles are drawn directly with those weights.
+# The mixture: ISO itself one time in ten; otherwise one of the five families (day-month-year or
+# year-month-day with a numeric or a word month, month-day-year) with equal probability, a weekday
+# half the time, and then any allowed in-distribution style of that group with equal probability.
+# Numeric dates thus get as much data as word dates, although far fewer styles exist for them.
+def _group(s: DateStyle) -> tuple[str, bool, bool]:
+    return s.order, s.month in _WORD_MONTHS, bool(s.weekday)
+
+
+_GROUP_SIZES = Counter(_group(s) for s in _TRAIN_STYLES)
+
+
 def _style_weight(s: DateStyle) -> float:
-    return 0.3 / len(WEEKDAY_STYLES) if s.weekday else 0.7 + 0.3 / len(WEEKDAY_STYLES)
+    return 0.5 / _GROUP_SIZES[_group(s)]
 
 
 _TRAIN_CUM_WEIGHTS = list(accumulate(_style_weight(s) for s in _TRAIN_STYLES))
 
 
 def _draw_style(rng: random.Random) -> DateStyle:
-    """ISO itself one time in ten; otherwise every part as if drawn independently and uniformly,
-    retried until the combination is allowed and in distribution (see ``_style_weight``)."""
+    """ISO itself one time in ten; otherwise a family (order, month as number or word) uniformly,
+    a weekday or none with equal probability, then a style of that group uniformly (see above)."""
     if rng.random() < 0.1:
         return ISO_STYLE
     return rng.choices(_TRAIN_STYLES, cum_weights=_TRAIN_CUM_WEIGHTS)[0]
@@ -303,21 +319,33 @@ def read_date(text: str) -> tuple[int, int, int] | None:
 def check_date_text(text, tokenizer=None, max_len: int | None = None) -> str | None:
     """None if ``text`` can be given to the translator, else a message that says what is wrong.
 
-    Caught: no text; characters the tokenizer has no id for; text longer than ``max_len``
-    characters; a date that cannot exist (31.02.2021, month 13) or lies outside 1970-2049; a
-    weekday that does not match the date. Text the rules of ``read_date`` cannot read is passed on
-    (the model may still read it)."""
+    Caught: no text; a date that cannot exist (31.02.2021, month 13) or lies outside 1970-2049;
+    a weekday that does not match the date; pieces (or characters) the tokenizer has no id for;
+    text longer than ``max_len`` tokens (the tokenizer's pieces, or characters). Text the rules of
+    ``read_date`` cannot read is passed on if the tokenizer can read it (the model may)."""
     if not isinstance(text, str) or not normalize_date_text(text):
         return "Type a date, for example: 12 march 2021"
     text = normalize_date_text(text)
+    message = _date_problem(text)
+    if message is not None:
+        return message
     if tokenizer is not None:
         unknown = tokenizer.unknown(text)
         if unknown:
-            return (f"Cannot read {', '.join(map(repr, unknown[:10]))}: the model only knows the "
-                    f"characters {''.join(tokenizer.itos[3:])!r}. Try e.g. 'friday, 12 march 2021' "
-                    f"or '12.03.2021'.")
-    if max_len is not None and len(text) > max_len:
-        return f"That is {len(text)} characters; this model reads at most {max_len}."
+            knows = (tokenizer.describe() if hasattr(tokenizer, "describe")
+                     else f"the characters {''.join(tokenizer.itos[3:])!r}")
+            return (f"Cannot read {', '.join(_cut(u, 20) for u in unknown[:10])}: the model reads only "
+                    f"{knows}. Try e.g. 'friday, 12 march 2021' or '12.03.2021'.")
+    if max_len is not None:
+        pieces = tokenizer.pieces(text) if hasattr(tokenizer, "pieces") else text
+        unit = "pieces" if hasattr(tokenizer, "pieces") else "characters"
+        if len(pieces) > max_len:
+            return f"That is {len(pieces)} {unit}; this model reads at most {max_len}."
+    return None
+
+
+def _date_problem(text: str) -> str | None:
+    """What is impossible about the date ``read_date`` finds in ``text`` (None if fine or unread)."""
     reading = read_date(text)
     if reading is None:
         return None
@@ -362,8 +390,9 @@ def date_splits(n_train: int, n_val: int, n_test: int, seed: int = 0):
 
     The dates themselves are held out: a date used in val or test never appears in train (in any
     style), and the three splits share no date and hence no source string. Each pair's style is
-    drawn part by part from the in-distribution styles (``in_distribution_styles()``; ISO itself
-    one time in ten). Training sources are distinct. The same seed gives the same splits.
+    drawn from the in-distribution styles (``in_distribution_styles()``): ISO itself one time in
+    ten, else each family (order, month as number or word) equally often, half of them with a
+    weekday. Training sources are distinct. The same seed gives the same splits.
     Raises ValueError when more training pairs are asked for than the training dates allow.
     """
     for name, n in (("n_train", n_train), ("n_val", n_val), ("n_test", n_test)):
@@ -409,6 +438,66 @@ def date_splits(n_train: int, n_val: int, n_test: int, seed: int = 0):
     return train, val, test
 
 
+HELD_OUT_GROUPS = {
+    "year-first with '.'": "2021.03.12",
+    "day-first numbers with spaces": "12 03 2021",
+    "mon. d 'yy": "mar. 12 '21",
+    "short weekday + year-first": "fri 2021-03-12",
+}
+
+
+def held_out_group(style: DateStyle) -> str:
+    """Which of the four held-out combinations (``HELD_OUT_GROUPS``) a held-out style belongs to."""
+    if not _is_held_out(style):
+        raise ValueError(f"{style.name!r} is not a held-out style")
+    if style.order == "ymd":
+        return "year-first with '.'" if style.sep == "." else "short weekday + year-first"
+    return "day-first numbers with spaces" if style.order == "dmy" else "mon. d 'yy"
+
+
+def held_out_group_pairs(pairs: Sequence[tuple[str, str]], seed: int = 0):
+    """{group name: the dates of ``pairs`` each written in a style of that held-out group, one
+    style drawn per date}: every held-out combination measured on the same dates."""
+    rng = random.Random(seed)
+    groups: dict[str, list[DateStyle]] = {name: [] for name in HELD_OUT_GROUPS}
+    for s in _HELD_STYLES:
+        groups[held_out_group(s)].append(s)
+    return {name: [(rng.choice(styles).render(parse_iso(t)), t) for _, t in pairs]
+            for name, styles in groups.items()}
+
+
+def family_of(source: str, target: str) -> str:
+    """The format family (``DateStyle.family``) of a generated pair: that of the styles that write
+    ``target`` as ``source`` ('' if none does)."""
+    date = parse_iso(target)
+    found = sorted({s.family() for s in [*_STYLES, ISO_STYLE] if s._render(date) == source})
+    return " / ".join(found)
+
+
+# Unambiguous ways to write a date that no style generates (tests/test_data.py checks that), tried
+# by hand to see how far the translator reads beyond its data. The last two cannot be read by the
+# tokenizer at all ('on', an 8-digit number): the widget answers them with a message.
+UNSEEN_FORMATS = {
+    "12th of march 2021": lambda d: f"{_ordinal(d.day)} of {MONTHS[d.month - 1]} {d.year}",
+    "the 12th of march, 2021": lambda d: f"the {_ordinal(d.day)} of {MONTHS[d.month - 1]}, {d.year}",
+    "march the 12th, 2021": lambda d: f"{MONTHS[d.month - 1]} the {_ordinal(d.day)}, {d.year}",
+    "12 - 03 - 2021": lambda d: f"{d.day:02d} - {d.month:02d} - {d.year}",
+    "2021 / 03 / 12": lambda d: f"{d.year} / {d.month:02d} / {d.day:02d}",
+    "12. march 2021": lambda d: f"{d.day}. {MONTHS[d.month - 1]} {d.year}",
+    "12.mar.2021": lambda d: f"{d.day}.{MONTHS[d.month - 1][:3]}.{d.year}",
+    "fri. 12 mar 2021": lambda d: f"{WEEKDAYS[d.weekday()][:3]}. {d.day} {MONTHS[d.month - 1][:3]} {d.year}",
+    "mar-12-2021": lambda d: f"{MONTHS[d.month - 1][:3]}-{d.day}-{d.year}",
+    "march/12/2021": lambda d: f"{MONTHS[d.month - 1]}/{d.day}/{d.year}",
+    "12th-mar-2021": lambda d: f"{_ordinal(d.day)}-{MONTHS[d.month - 1][:3]}-{d.year}",
+    "2021, 12 march": lambda d: f"{d.year}, {d.day} {MONTHS[d.month - 1]}",
+    "12 march 2021, friday": lambda d: f"{d.day} {MONTHS[d.month - 1]} {d.year}, {WEEKDAYS[d.weekday()]}",
+    "12march2021": lambda d: f"{d.day}{MONTHS[d.month - 1]}{d.year}",
+    "12.3.'21": lambda d: f"{d.day}.{d.month}.'{d.year % 100:02d}",
+    "on 12 march 2021": lambda d: f"on {d.day} {MONTHS[d.month - 1]} {d.year}",
+    "20210312": lambda d: f"{d.year}{d.month:02d}{d.day:02d}",
+}
+
+
 def held_out_combination_pairs(pairs: Sequence[tuple[str, str]], seed: int = 0):
     """The dates of ``pairs`` (e.g. the test split) written in held-out styles only: combinations of
     parts that training never shows (``held_out_styles()``), one style drawn per date."""
@@ -416,11 +505,10 @@ def held_out_combination_pairs(pairs: Sequence[tuple[str, str]], seed: int = 0):
     return [(rng.choice(_HELD_STYLES).render(parse_iso(t)), t) for _, t in pairs]
 
 
-def date_tokenizer() -> CharTokenizer:
-    """The tokenizer of the translator: every character any style can write (month and weekday
-    names, 'the', 'of', ordinal suffixes, digits, separators), plus ISO's digits and '-' (the same
-    ids whatever the data's seed)."""
-    return CharTokenizer(MONTHS + WEEKDAYS + ["the of st nd rd th", "0123456789", " ',-./"])
+def date_tokenizer() -> DateTokenizer:
+    """The tokenizer of the translator: a ``DateTokenizer``, whose pieces cover everything any
+    style can write and every ISO date (the same ids whatever the data's seed)."""
+    return DateTokenizer()
 
 
 class CharTokenizer:
@@ -490,3 +578,63 @@ class CharTokenizer:
                 raise ValueError(f"id {i} is outside this tokenizer's vocabulary of {len(self)} tokens")
             out.append(self.itos[i])
         return "".join(out)
+
+
+_PIECE = re.compile(r"\d+|[^\W\d_]+|\s|.", re.S)  # digits, letters (any alphabet), one other
+
+
+class DateTokenizer(CharTokenizer):
+    """The translator's tokenizer: one id per *piece* of a date, not per character.
+
+    A text is cut into pieces: runs of digits (``2021``, ``03``, ``12``), runs of letters
+    (``march``, ``fri``, ``th``, ``märz``) and single other characters (``" "``, ``-``, ``/``, ``.``,
+    ``,``, ``'``). Nothing is dropped or rewritten: joining the pieces gives the text back. The
+    vocabulary holds every number of one or two digits, every year 1970..2049, month and weekday
+    names (full and three letters), ``the``, ``of``, the ordinal suffixes and the separators, plus
+    ``<pad>`` (0), ``<bos>`` (1) and ``<eos>`` (2). A piece outside it (``on``, ``1969``,
+    ``20210312``, ``€``) cannot be read: ``unknown`` names it and ``encode`` raises ValueError.
+
+    A ``CharTokenizer`` whose tokens are pieces: the same ``itos``, ``stoi``, ``encode``,
+    ``decode`` (which joins the pieces) and ``unknown``, plus ``pieces`` and ``describe``. An ISO date is five pieces: ``2021 - 03 - 12``.
+    """
+
+    def __init__(self):
+        numbers = [str(i) for i in range(10)] + [f"{i:02d}" for i in range(100)]
+        years = [str(y) for y in range(FIRST_DATE.year, LAST_DATE.year + 1)]
+        words = MONTHS + [m[:3] for m in MONTHS] + WEEKDAYS + [w[:3] for w in WEEKDAYS]
+        words += ["the", "of", "st", "nd", "rd", "th"]
+        marks = [" ", "'", ",", "-", ".", "/"]
+        self.itos: list[str] = [self.PAD, self.BOS, self.EOS, *numbers, *years,
+                                *dict.fromkeys(words), *marks]
+        self.stoi: dict[str, int] = {s: i for i, s in enumerate(self.itos)}
+        self.pad_id, self.bos_id, self.eos_id = 0, 1, 2
+
+    def __repr__(self) -> str:
+        return f"DateTokenizer({len(self)} tokens: 3 special + {len(self) - 3} pieces)"
+
+    @staticmethod
+    def pieces(text: str) -> list[str]:
+        """'12th mar, 2021' -> ['12', 'th', ' ', 'mar', ',', ' ', '2021'] (joined: the text again)."""
+        if not isinstance(text, str):
+            raise TypeError(f"pieces expects a str, got {type(text).__name__}")
+        return _PIECE.findall(text)
+
+    def unknown(self, text: str) -> list[str]:
+        """The distinct pieces of ``text`` this tokenizer has no id for, in order of appearance."""
+        return list(dict.fromkeys(p for p in self.pieces(text) if p not in self.stoi))
+
+    def describe(self) -> str:
+        """What this tokenizer can read, in words (for messages)."""
+        return (f"numbers of one or two digits, years {FIRST_DATE.year}-{LAST_DATE.year}, month "
+                f"and weekday names (full or three letters), 'the', 'of', 'st', 'nd', 'rd', 'th', "
+                f"spaces and the marks ' , - . /")
+
+    def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """'12 mar 2021' -> list of ids, one per piece (optionally framed by bos / eos)."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects a str, got {type(text).__name__}")
+        bad = self.unknown(text)
+        if bad:
+            raise ValueError(f"cannot read {', '.join(_cut(b, 20) for b in bad[:10])} in {_cut(text)}; this "
+                             f"tokenizer reads {self.describe()}")
+        return [self.bos_id] * add_bos + [self.stoi[p] for p in self.pieces(text)] + [self.eos_id] * add_eos

@@ -33,6 +33,7 @@ __all__ = [
     "collate",
     "count_parameters",
     "cross_attention",
+    "drop_separators",
     "encode_pairs",
     "exact_match_accuracy",
     "label_smoothed_cross_entropy",
@@ -158,6 +159,7 @@ def train_seq2seq(
     log_every: int = 50,
     callback: Callable[[int, dict], None] | None = None,
     length_buckets: int = 1,
+    augment: Callable[[torch.Tensor, torch.Generator], torch.Tensor] | None = None,
 ) -> dict[str, list]:
     """Train for exactly ``steps`` steps of Adam (batches drawn by a seeded shuffle).
 
@@ -167,6 +169,8 @@ def train_seq2seq(
     ``callback(step, history)`` runs after each logged step (e.g. to measure accuracy).
     ``length_buckets=k`` > 1 draws k batches' worth of pairs at a time, sorts them by source length
     and cuts them into batches (in shuffled order): less padding, so each step costs less.
+    ``augment(src, generator)``, if given, changes each batch's source ids (B, Ls) before the
+    step (e.g. ``drop_separators``), drawing its randomness from the run's seeded generator.
     """
     for name, value in (("steps", steps), ("batch_size", batch_size), ("log_every", log_every),
                         ("length_buckets", length_buckets)):
@@ -205,7 +209,8 @@ def train_seq2seq(
     model.train()
     for step in range(steps):
         idx = next(next_batch)
-        b = _batch_from_ids(src_all[idx], tgt_all[idx], tokenizer.pad_id).to(device)
+        src = src_all[idx] if augment is None else augment(src_all[idx], gen)
+        b = _batch_from_ids(src, tgt_all[idx], tokenizer.pad_id).to(device)
         lr = warmup_lr(step, peak_lr, warmup_steps, steps)
         for group in opt.param_groups:
             group["lr"] = lr
@@ -228,6 +233,33 @@ def train_seq2seq(
                 model.train()
     model.eval()
     return history
+
+
+def drop_separators(tokenizer, p: float, separators: Sequence[str] = (" ", "-", "/", ".")):
+    """An ``augment`` for ``train_seq2seq``: each separator token that stands between two number
+    tokens (the ``-`` of ``12-03``, the pieces ``12``, ``-``, ``03``) is removed from the source
+    with probability ``p``, independently, and the row closes up. What it leaves (the pieces
+    ``12``, ``03``, ``-``, ``2021``) is no text at all: two numbers with nothing between them.
+    It teaches that the order of the numbers, not the separators, says which is which, without
+    ever writing a separator where the data does not use one.
+
+    Needs a tokenizer of pieces (``DateTokenizer``): numbers are tokens made of digits."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
+    is_sep = torch.tensor([t in separators for t in tokenizer.itos])  # (V,)
+    is_num = torch.tensor([t.isdigit() for t in tokenizer.itos])  # (V,)
+
+    def augment(src: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        sep, num = is_sep[src], is_num[src]  # (B, Ls) each
+        between = torch.zeros_like(sep)
+        between[:, 1:-1] = sep[:, 1:-1] & num[:, :-2] & num[:, 2:]
+        keep = ~(between & (torch.rand(src.shape, generator=generator) < p))  # (B, Ls)
+        out = torch.full_like(src, tokenizer.pad_id)
+        rows = torch.arange(src.shape[0])[:, None].expand_as(src)  # (B, Ls)
+        out[rows[keep], (keep.cumsum(1) - 1)[keep]] = src[keep]  # kept tokens, closed up
+        return out
+
+    return augment
 
 
 def _check_batch_size(batch_size) -> None:
@@ -271,8 +303,8 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12):
     """Translate one source greedily and return all three kinds of attention that produced it.
 
     Returns ``(translation, src_labels, out_labels, maps)`` where ``maps`` has keys
-    ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source characters reading each other),
-    ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output characters reading earlier ones,
+    ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source tokens reading each other),
+    ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output tokens reading earlier ones,
     causal) and ``"cross"`` (per decoder layer (num_heads, Lt, Ls)). Row t of a decoder map is the
     query that produced output token t (``out_labels[t]``, the last one ``<eos>`` when the model
     stopped); the decoder's keys are ``["<bos>", *out_labels[:-1]]``. ``source`` is normalised
@@ -296,7 +328,8 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12):
         "cross": [layer.cross_attn.attn_weights[0].cpu() for layer in model.decoder.layers],
     }
     out_labels = [tokenizer.itos[i] for i in ys[0, 1:].tolist()]
-    return tokenizer.decode(ys[0].tolist()), list(source), out_labels, maps
+    src_labels = tokenizer.pieces(source) if hasattr(tokenizer, "pieces") else list(source)
+    return tokenizer.decode(ys[0].tolist()), src_labels, out_labels, maps
 
 
 def cross_attention(model, tokenizer, source: str, max_len: int = 12):
@@ -332,6 +365,12 @@ TRANSLATOR_RECIPE = {
     # training
     "steps": 1_200, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 100, "smoothing": 0.1,
     "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
+    # augmentation: a separator between two numbers is dropped from the source this often
+    "drop_separators": 0.2,
+    # CPU threads for training (None: the process's). One: for a model this small a second thread
+    # only adds synchronisation (no faster on an idle 2-core machine, several times slower on a
+    # busy one), and the trained weights are then the same whatever the thread count of the process.
+    "cpu_threads": 1,
 }
 
 _DATA_CACHE: dict = {}
@@ -369,11 +408,16 @@ def cache_folder() -> Path:
     return Path.home() / ".cache" / "attention-tutorial"
 
 
+def _training_threads() -> int:
+    return TRANSLATOR_RECIPE["cpu_threads"] or torch.get_num_threads()
+
+
 def _cache_key(seed: int, steps: int, device: torch.device) -> str:
     """Everything that changes the trained weights: seed, steps, recipe, data version, torch
-    version, device and thread count (threads change the last bits of every step)."""
+    version, device and the thread count training uses (threads change the last bits of every
+    step)."""
     parts = {"seed": seed, "steps": steps, "recipe": TRANSLATOR_RECIPE, "data": DATA_VERSION,
-             "torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads()}
+             "torch": torch.__version__, "device": str(device), "threads": _training_threads()}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -385,6 +429,7 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
     With ``cache=True`` the trained weights and history are stored in ``cache_folder()`` under a
     key of everything that affects them, and loaded from there the next time: the same tensors,
     bit for bit, as training again on this machine. ``history["cached"]`` says which happened.
+    Training uses the recipe's ``cpu_threads`` (one) and then restores the process's thread count.
     """
     r = TRANSLATOR_RECIPE
     steps = r["steps"] if steps is None else steps
@@ -416,12 +461,18 @@ def _train_translator(seed: int, steps: int, device: torch.device, tok, path: Pa
     def on_log(step, history):
         history.setdefault("val_acc", []).append(exact_match_accuracy(model, val_logged, tok)[0])
 
-    history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
-                            peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
-                            smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
-                            log_every=min(r["log_every"], steps), callback=on_log,
-                            length_buckets=r["length_buckets"])
-    history["threads"] = torch.get_num_threads()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(_training_threads())
+    try:
+        history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
+                                peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
+                                smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
+                                log_every=min(r["log_every"], steps), callback=on_log,
+                                length_buckets=r["length_buckets"],
+                                augment=drop_separators(tok, r["drop_separators"]))
+    finally:
+        torch.set_num_threads(threads)
+    history["threads"] = _training_threads()
     history["device"] = str(device)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The date data set and the character tokenizer of notebook 10."""
+"""The date data set and the tokenizers of notebook 10 (pieces of a date; characters)."""
 
 import datetime as dt
 import re
@@ -192,8 +192,13 @@ def test_iso_or_none():
     ("", "Type a date"),
     ("   ", "Type a date"),
     (None, "Type a date"),
-    ("12 März 2021", "Cannot read 'ä', 'z'"),
-    ("1" * 80, "this model reads at most 48"),
+    ("12 März 2021", "Cannot read 'märz'"),
+    ("on 12 march 2021", "Cannot read 'on'"),
+    ("20210312", "Cannot read '20210312'"),
+    ("12 march 2021!", "Cannot read '!'"),
+    ("hello", "Cannot read 'hello': the model reads only numbers of one or two digits"),
+    ("1.1.1969", "outside the years this model knows"),
+    ("1 " * 40, "That is 79 pieces; this model reads at most 48"),
 ])
 def test_check_date_text_names_the_problem(text, match):
     message = check_date_text(text, date_tokenizer(), max_len=48)
@@ -201,7 +206,7 @@ def test_check_date_text_names_the_problem(text, match):
 
 
 @pytest.mark.parametrize("text", ["29.02.2020", "Friday, 12 March 2021", "2021-03-12",
-                                  "march 12th, 2021", "hello"])
+                                  "march 12th, 2021", "12 - 03 - 2021", "12march2021"])
 def test_check_date_text_lets_readable_text_through(text):
     assert check_date_text(text, date_tokenizer(), max_len=48) is None
 
@@ -211,6 +216,51 @@ def test_check_date_text_cuts_long_input():
     assert message is None or len(message) < 300
     message = check_date_text("€" * 10_000, date_tokenizer())
     assert len(message) < 300
+    message = check_date_text("1" * 10_000, date_tokenizer())
+    assert message.startswith("Cannot read '11111111111111111111…'") and len(message) < 400
+
+
+def test_date_tokenizer_pieces():
+    tok = date_tokenizer()
+    assert tok.pieces("friday, 12th mar. '21") == ["friday", ",", " ", "12", "th", " ", "mar", ".",
+                                                   " ", "'", "21"]
+    assert tok.pieces("2021-03-12") == ["2021", "-", "03", "-", "12"]  # an ISO date: 5 tokens
+    assert tok.decode(tok.encode("2021-03-12", add_bos=True, add_eos=True)) == "2021-03-12"
+    assert len(tok.encode("2021-03-12")) == 5
+    assert (tok.pad_id, tok.bos_id, tok.eos_id) == (0, 1, 2) and tok.itos[:3] == ["<pad>", "<bos>", "<eos>"]
+    assert len(set(tok.itos)) == len(tok) == len(tok.stoi)
+    for year in (1970, 2049):
+        assert not tok.unknown(str(year))
+    assert tok.unknown("1969 2050 123 0312") == ["1969", "2050", "123", "0312"]
+    assert tok.unknown("12 März, 2021 €") == ["März", "€"]  # the tokenizer does not lower-case
+    with pytest.raises(ValueError, match=r"cannot read 'on' in 'on 12 march 2021'; this tokenizer "
+                                         r"reads numbers of one or two digits"):
+        tok.encode("on 12 march 2021")
+    with pytest.raises(TypeError, match="encode expects a str, got int"):
+        tok.encode(12)
+    with pytest.raises(TypeError, match="pieces expects a str"):
+        tok.pieces(None)
+
+
+@pytest.mark.parametrize("text", ["friday, 12 march 2021", "  x €12 mar\t2021 ", "12march2021", ""])
+def test_date_tokenizer_pieces_join_to_the_text(text):
+    assert "".join(date_tokenizer().pieces(text)) == text  # nothing dropped or rewritten
+
+
+def test_mixture_gives_each_family_its_share():
+    # ISO one time in ten; the other nine tenths shared by five families (order, month as a number
+    # or a word), half of each with a weekday. ISO itself is also a year-first numeric style.
+    from collections import Counter
+
+    from helpers.data import _draw_style
+
+    rng = __import__("random").Random(0)
+    draws = [_draw_style(rng) for _ in range(20_000)]
+    fams = Counter((s.order, s.month in ("month", "mon", "mon.")) for s in draws)
+    share = {k: n / len(draws) for k, n in fams.items()}
+    assert len(share) == 5 and abs(share.pop(("ymd", False)) - 0.28) < 0.015
+    assert all(abs(x - 0.18) < 0.015 for x in share.values()), share
+    assert abs(sum(bool(s.weekday) for s in draws) / len(draws) - 0.45) < 0.015
 
 
 def test_date_tokenizer_reads_every_style():
@@ -218,7 +268,8 @@ def test_date_tokenizer_reads_every_style():
     for style in in_distribution_styles() + held_out_styles():
         for d in (dt.date(2021, 9, 1), dt.date(1999, 12, 23)):
             assert not tok.unknown(style.render(d))
-    assert not tok.unknown("0123456789-")
+    for d in range(0, (LAST_DATE - FIRST_DATE).days + 1, 7):
+        assert not tok.unknown((FIRST_DATE + dt.timedelta(days=d)).isoformat())
     assert date_tokenizer().itos == tok.itos
 
 
@@ -259,3 +310,39 @@ def test_tokenizer_names_unknown_characters():
     with pytest.raises(ValueError) as err:
         tok.encode("ä" * 10_000)
     assert len(str(err.value)) < 300
+
+
+def test_unseen_formats_are_never_generated():
+    from helpers.data import UNSEEN_FORMATS
+
+    styles = in_distribution_styles() + held_out_styles()
+    example = dt.date(2021, 3, 12)
+    for d in [example, dt.date(1999, 12, 1), dt.date(2040, 5, 23), dt.date(1970, 1, 9)]:
+        written = {s.render(d) for s in styles}
+        for name, fmt in UNSEEN_FORMATS.items():
+            assert normalize_date_text(fmt(d)) not in written, (name, fmt(d))
+            assert read_date(fmt(d)) in (None, (d.year, d.month, d.day)), name  # unambiguous
+    assert all(fmt(example) == name for name, fmt in UNSEEN_FORMATS.items())  # named by the example
+    unreadable = [n for n, f in UNSEEN_FORMATS.items() if date_tokenizer().unknown(f(example))]
+    assert unreadable == ["on 12 march 2021", "20210312"]
+
+
+def test_held_out_groups_and_families(splits):
+    from helpers.data import HELD_OUT_GROUPS, family_of, held_out_group, held_out_group_pairs
+
+    _, _, test = splits
+    groups = held_out_group_pairs(test[:50], seed=0)
+    assert list(groups) == list(HELD_OUT_GROUPS)
+    train_sources = {s for s, _ in splits[0]}
+    for pairs in groups.values():
+        assert [t for _, t in pairs] == [t for _, t in test[:50]]
+        assert not {s for s, _ in pairs} & train_sources
+    assert groups == held_out_group_pairs(test[:50], seed=0)
+    assert {held_out_group(s) for s in held_out_styles()} == set(HELD_OUT_GROUPS)
+    with pytest.raises(ValueError, match="not a held-out style"):
+        held_out_group(DateStyle("dmy", "dd", "mm", "yyyy", "."))
+    assert family_of("12.03.2021", "2021-03-12") == "day-month-year, numbers"
+    assert family_of("fri, march 12, 2021", "2021-03-12") == "month-day-year, words, weekday"
+    assert family_of("2021-03-12", "2021-03-12") == "year-month-day, numbers"
+    assert family_of("hello", "2021-03-12") == ""
+    assert all(family_of(s, t) for s, t in test[:50])

@@ -42,7 +42,7 @@ def test_without_positions(capsys):
         model.pos.pe.zero_()
 
     assert nb10.check_without_positions(right)
-    with pytest.raises(AssertionError, match=r"still knows where each character is: expected .*"
+    with pytest.raises(AssertionError, match=r"still knows where each token is: expected .*"
                                              r"at most 1e-5\), got a difference of \d\.\d{4}"):
         nb10.check_without_positions(unchanged)
     with pytest.raises(AssertionError, match="token embeddings changed"):

@@ -373,3 +373,67 @@ def test_train_translator_recipe_fits_the_budget():
     model = make_translator(len(tok), device="cpu")
     assert count_parameters(model) <= 500_000
     assert model.pos.max_len == TRANSLATOR_RECIPE["max_len"]
+
+
+def test_drop_separators_removes_only_separators_between_numbers():
+    from helpers.training import drop_separators
+
+    tok = date_tokenizer()
+    texts = ["12-03-2021", "fri 2021 3 1", "12 mar 2021", "2021.03.12", "12/3/21"]
+    rows = [tok.encode(t) for t in texts]
+    src = torch.tensor([r + [tok.pad_id] * (9 - len(r)) for r in rows])  # (5, 9)
+    out = drop_separators(tok, 1.0)(src, torch.Generator().manual_seed(0))
+    pieces = [[tok.itos[i] for i in row if i != tok.pad_id] for row in out.tolist()]
+    assert pieces == [["12", "03", "2021"], ["fri", " ", "2021", "3", "1"],
+                      ["12", " ", "mar", " ", "2021"], ["2021", "03", "12"], ["12", "3", "21"]]
+    assert out.shape == src.shape and (out[:, 5:] == tok.pad_id).all()
+    assert torch.equal(drop_separators(tok, 0.0)(src, torch.Generator()), src)
+    half = drop_separators(tok, 0.5)(src.repeat(200, 1), torch.Generator().manual_seed(0))
+    kept = (half != tok.pad_id).sum().item() - 200 * 19  # separators between numbers still there
+    assert 0.45 < kept / (200 * 8) < 0.55  # 27 tokens a copy, 8 of them such separators
+    for p in (-0.1, 1.5, "0.2", True):
+        with pytest.raises(ValueError, match="p must be a probability in"):
+            drop_separators(tok, p)
+
+
+def test_train_seq2seq_applies_augment_to_each_batch():
+    tok = date_tokenizer()
+    pairs = [("12-03-2021", "2021-03-12"), ("1.1.70", "1970-01-01")]
+    seen = []
+
+    def augment(src, gen):
+        seen.append(src.clone())
+        return src
+
+    model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=16)
+    train_seq2seq(model, pairs, tok, steps=3, batch_size=2, warmup_steps=1, augment=augment)
+    assert len(seen) == 3 and all(s.shape[0] == 2 for s in seen)
+
+
+def test_attention_maps_label_the_pieces_of_a_date():
+    tok = date_tokenizer()
+    torch.manual_seed(0)
+    model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=48).eval()
+    _, src_labels, out_labels, maps = attention_maps(model, tok, "Friday, 12 MARCH 2021")
+    assert src_labels == ["friday", ",", " ", "12", " ", "march", " ", "2021"]
+    assert maps["cross"][0].shape[-1] == len(src_labels) and len(out_labels) == maps["cross"][0].shape[1]
+
+
+def test_train_translator_trains_with_the_recipes_threads(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_train", 2_000)
+    monkeypatch.setitem(TRANSLATOR_RECIPE, "n_val_logged", 20)
+    before = torch.get_num_threads()
+    seen = []
+    import helpers.training as training
+
+    real = training.train_seq2seq
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_seq2seq", spy)
+    _, _, history = train_translator(seed=5, steps=2, device="cpu", cache=False)
+    assert seen == [TRANSLATOR_RECIPE["cpu_threads"]] == [history["threads"]] == [1]
+    assert torch.get_num_threads() == before  # restored

@@ -20,14 +20,14 @@ def _small_model(norm_first=True) -> Transformer:
 @checker("Exercise 1 (no positional encoding)")
 def check_without_positions(fn):
     """``fn(model)`` changes the model in place so that no position information is added, and
-    returns it. Then permuting the source characters only permutes the encoder's output."""
+    returns it. Then permuting the source tokens only permutes the encoder's output."""
     model = _small_model()
     embed_before = model.src_embed.weight.detach().clone()
     got = call(fn, model)
     assert isinstance(got, Transformer), (
         f"return the model you changed (a Transformer), got {type(got).__name__}")
     assert torch.equal(got.src_embed.weight, embed_before), (
-        "the token embeddings changed: keep them (the model still has to know which character "
+        "the token embeddings changed: keep them (the model still has to know which token "
         "is which) and switch off only the positional encoding")
     src = torch.tensor([[3, 4, 5, 6, 7, 8]])  # (1, Ls)
     perm = torch.tensor([5, 2, 0, 4, 1, 3])
@@ -37,7 +37,7 @@ def check_without_positions(fn):
     assert memory.abs().sum() > 0, "the encoder's output is all zeros: only positions should go"
     gap = (memory_perm - memory[:, perm]).abs().max().item()
     assert gap <= 1e-5, (
-        f"the encoder still knows where each character is: expected permuting the source to only "
+        f"the encoder still knows where each token is: expected permuting the source to only "
         f"permute its output (difference at most 1e-5), got a difference of {gap:.4f}. Make the "
         f"positional encoding add nothing (e.g. zero model.pos.pe, the table it adds)")
 

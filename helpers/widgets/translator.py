@@ -29,8 +29,8 @@ def translator_view(model, tokenizer, text: str, layer: int = 1, head="mean", ma
         return view
     view.axes[0].set_title(f"{translation_message(text, translation)}\ncross-attention, layer {layer}, "
                            f"{'mean of heads' if head == 'mean' else f'head {head}'}")
-    view.axes[0].set_xlabel("source character")
-    view.axes[0].set_ylabel("output character")
+    view.axes[0].set_xlabel("source token")
+    view.axes[0].set_ylabel("output token")
     return view
 
 
