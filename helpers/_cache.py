@@ -115,7 +115,7 @@ def fingerprint(obj) -> object:
 
 
 def train_once(train: Callable[..., dict], model: nn.Module, *args, cache: bool = True,
-               threads: int | None = None, **kwargs) -> dict:
+               threads: int | None = 1, **kwargs) -> dict:
     """``train(model, *args, **kwargs)``, done once: the trained weights and the history it returns
     are kept on disk (``.cache/``) and loaded into ``model`` the next time the same call is made.
 
@@ -124,6 +124,11 @@ def train_once(train: Callable[..., dict], model: nn.Module, *args, cache: bool 
     and thread count: change any of them and it trains again. Loading gives the same tensors, bit
     for bit, as training again. Returns the history, with ``history["cached"]`` saying which
     happened; ``model`` is left in eval mode either way.
+
+    On a CPU it trains on ``threads`` threads (one by default, then the setting is restored): the
+    small models of these notebooks train as fast on one thread, much faster when other programs
+    share the cores, and the weights then do not depend on OMP_NUM_THREADS. ``threads=None``
+    keeps torch's setting.
     """
     key = {"train": fingerprint(train), "args": fingerprint(list(args)),
            "kwargs": fingerprint(kwargs)}
