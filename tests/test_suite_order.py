@@ -69,7 +69,7 @@ def test_every_slow_prefix_names_something_that_exists():
 def test_parallel_test_args(rest, cpus, parallel):
     args, env = tasks.parallel_test_args(rest, cpus, {"PATH": "/bin"})
     if parallel:
-        assert args[:2] == ["-n", str(min(cpus, 4))] and args[-len(rest) or len(args):] == rest
+        assert args[:2] == ["-n", str(min(cpus, 4) + 1)] and args[-len(rest) or len(args):] == rest
         assert "--dist" in args and args[args.index("--dist") + 1] == "loadfile"
         assert "--no-loadscope-reorder" in args, "the slow-first order must be kept"
         assert env == {"PATH": "/bin", "OMP_NUM_THREADS": "1"}
