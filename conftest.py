@@ -17,8 +17,6 @@ SLOW_FIRST = (
     "notebooks/12_",
     "notebooks/13_",
     "notebooks/14_",
-    "tests/test_diagrams.py",
-    "tests/test_properties.py",
 )
 
 

@@ -115,6 +115,13 @@ def module_input(where: str, name: str, x: torch.Tensor, module: torch.nn.Module
                         f"{param.dtype}; expected {name}.to({param.dtype}) (or module.to({x.dtype}))")
 
 
+def bool_mask(where: str, mask) -> None:
+    """Masks are boolean tensors, True = may attend."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"{where}: mask must be a boolean tensor (True = may attend), got "
+                        f"{mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+
+
 def mask_fits(where: str, mask: torch.Tensor, shape: torch.Size) -> None:
     """A mask must broadcast *to* the scores' shape (B, h, Lq, Lk), not merely with it."""
     try:

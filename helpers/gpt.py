@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._cache import fingerprint, load_or_train, tensor_digest
-from ._checks import mask_fits
+from ._checks import bool_mask, mask_fits
 from .attention import KVCache, causal_mask
 from .layers import EncoderLayer, FeedForward
 from .modern import GroupedQueryAttention, RMSNorm
@@ -206,9 +206,7 @@ class ModernAttention(GroupedQueryAttention):
             k, v = cache.update(k, v)  # (B, h_kv, Lk, d_k): only the shared heads are stored
         group = self.num_heads // self.num_kv_heads
         if mask is not None:
-            if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-                raise TypeError("ModernAttention: mask must be a boolean tensor (True = may attend), got "
-                                f"{mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+            bool_mask("ModernAttention", mask)
             if mask.dim() != 2 or mask.shape != (lq, k.shape[2]):
                 # a per-example or per-head mask: expand the kv heads and attend head by head
                 return self._attend_expanded(q, k.repeat_interleave(group, 1),

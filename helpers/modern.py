@@ -11,7 +11,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import mask_fits
+from ._checks import bool_mask, mask_fits
 
 __all__ = [
     "KV_DTYPES",
@@ -133,9 +133,7 @@ class GroupedQueryAttention(nn.Module):
         v = v.repeat_interleave(group, dim=1)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, h, Lq, Lk)
         if mask is not None:
-            if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-                raise TypeError(f"{func}: mask must be a boolean tensor (True = may attend), got "
-                                f"{mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+            bool_mask(func, mask)
             mask_fits(func, mask, scores.shape)
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)

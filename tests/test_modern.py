@@ -2,19 +2,26 @@
 special case, the sliding-window mask, RMSNorm against nn.RMSNorm, the KV-cache size formula
 against real tensors, and RoPE's two pairing conventions."""
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
 import torch.nn.functional as F
 
 from helpers import MultiHeadAttention, apply_rope, causal_mask
+from helpers.gpt import ModernAttention, RollingKVCache
 from helpers.modern import (
     GroupedQueryAttention,
     RMSNorm,
+    extrapolation_plot,
     interleaved_to_half,
     kv_cache_bytes,
+    kv_cache_curves,
+    kv_cache_plot,
+    logit_curves_plot,
     rope_half,
     sliding_window_mask,
 )
+from helpers.widgets import kv_cache_view
 
 
 @pytest.mark.parametrize("kv_heads", [1, 2, 4])
@@ -129,21 +136,6 @@ def test_rope_half_keeps_relative_offsets():
 
 
 # ---- notebook 13's model parts, curves, plots and widget -------------------------------------
-
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from helpers.gpt import ModernAttention, RollingKVCache  # noqa: E402
-from helpers.modern import (  # noqa: E402
-    extrapolation_plot,
-    kv_cache_curves,
-    kv_cache_plot,
-    logit_curves_plot,
-)
-from helpers.widgets import kv_cache_view  # noqa: E402
-
 
 @pytest.mark.parametrize("kv_heads", [4, 2, 1])
 def test_modern_attention_equals_gqa_and_pytorch(kv_heads):
