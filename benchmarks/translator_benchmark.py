@@ -36,9 +36,9 @@ from helpers.data import (  # noqa: E402
     normalize_date_text,
     parse_iso,
 )
-from helpers.training import (  # noqa: E402
+from helpers.training import count_parameters  # noqa: E402
+from helpers.translator import (  # noqa: E402
     TRANSLATOR_RECIPE,
-    count_parameters,
     train_translator,
     translate,
     translator_data,

@@ -3,10 +3,15 @@
 Each notebook ends by exporting the block it built; later notebooks import it from here:
 
     from helpers import scaled_dot_product_attention, MultiHeadAttention, Transformer
+
+Where things live (CONTRIBUTING.md has the map and the rules): the blocks, one module per idea
+and notebook (``attention``, ``positional``, ``layers``, ``transformer``, ``decoding``,
+``efficient``, ``sampling``, ``gpt``, ``modern``, ``induction``); the data sets (``data``); on top
+of them ``training`` (one loop), ``translator`` (notebook 10's application) and ``cache`` (trained
+models on disk); and on top of everything ``plots``, ``widgets`` and ``exercises``.
 """
 
 from . import _inline  # noqa: F401  (figures show inline in kernels even under MPLBACKEND=Agg)
-from ._cache import train_once
 from .attention import (
     KVCache,
     MultiHeadAttention,
@@ -16,6 +21,7 @@ from .attention import (
     scaled_dot_product_attention,
     target_mask,
 )
+from .cache import train_once
 from .data import CharTokenizer, date_splits
 from .decoding import beam_search, greedy_decode
 from .diagrams import show_diagram
@@ -25,14 +31,9 @@ from .gpt import GPT
 from .layers import Decoder, DecoderCache, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from .modern import GroupedQueryAttention, RMSNorm, kv_cache_bytes, sliding_window_mask
 from .positional import PositionalEncoding, apply_rope, sinusoidal_positional_encoding
-from .training import (
-    count_parameters,
-    exact_match_accuracy,
-    label_smoothed_cross_entropy,
-    train_seq2seq,
-    warmup_lr,
-)
+from .training import count_parameters, label_smoothed_cross_entropy, train_seq2seq, warmup_lr
 from .transformer import Transformer
+from .translator import exact_match_accuracy
 
 __all__ = [
     "GroupedQueryAttention",

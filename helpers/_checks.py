@@ -49,6 +49,16 @@ def as_int(where: str, name: str, value, minimum: int | None = None) -> int:
     return number
 
 
+def int_at_least(where: str, name: str, value, low: int) -> int:
+    """``value`` if it is a plain int >= ``low``: TypeError for anything that is not an int (a bool
+    neither), ValueError below ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: {name} must be an int, got {type(value).__name__} {value!r}")
+    if value < low:
+        raise ValueError(f"{where}: {name} must be >= {low}, got {value}")
+    return value
+
+
 def as_float(where: str, name: str, value, low: float | None = None, high: float | None = None,
              high_open: bool = False) -> float:
     """``value`` as a finite float in [low, high] (or [low, high) with ``high_open``)."""

@@ -1,5 +1,10 @@
-"""Attention as today's language models use it (notebook 13): grouped-query attention, the
-sliding-window mask, RMSNorm, the size of the KV cache and RoPE's two pairing conventions.
+"""Attention as today's language models use it (notebook 13): grouped-query and multi-query
+attention, RMSNorm and QK-norm, sliding windows with attention sinks and their rolling KV cache,
+and the memory a KV cache takes (a formula, and the bytes a real cache holds).
+
+``ModernAttention`` (a ``GroupedQueryAttention`` with a KV cache, RoPE and QK-norm) and
+``ModernBlock`` are what ``helpers.GPT`` builds when one of these options is asked for. RoPE's two
+pairing conventions live with the other positions, in ``helpers.positional``.
 
 Masks follow the rest of ``helpers``: boolean, True = may attend.
 """
@@ -7,33 +12,31 @@ Masks follow the rest of ``helpers``: boolean, True = may attend.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from ._checks import bool_mask, mask_fits
+from ._checks import bool_mask, int_at_least, mask_fits
+from .attention import KVCache
+from .layers import FeedForward
+from .positional import apply_rope
 
 __all__ = [
     "KV_DTYPES",
+    "NORMS",
     "GroupedQueryAttention",
+    "ModernAttention",
+    "ModernBlock",
     "RMSNorm",
-    "extrapolation_plot",
-    "interleaved_to_half",
+    "RollingKVCache",
+    "cache_nbytes",
     "kv_cache_bytes",
     "kv_cache_curves",
-    "kv_cache_plot",
-    "logit_curves_plot",
-    "rope_half",
+    "max_attention_logit",
     "sliding_window_mask",
+    "window_sink_mask",
 ]
-
-
-def _int(func: str, name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{func}: {name} must be an int, got {type(value).__name__} {value!r}")
-    if value < low:
-        raise ValueError(f"{func}: {name} must be >= {low}, got {value}")
-    return value
 
 
 def sliding_window_mask(n: int, window: int, device=None) -> torch.Tensor:
@@ -41,8 +44,8 @@ def sliding_window_mask(n: int, window: int, device=None) -> torch.Tensor:
 
     With ``window >= n`` it equals the causal mask.
     """
-    _int("sliding_window_mask", "n", n, 1)
-    _int("sliding_window_mask", "window", window, 1)
+    int_at_least("sliding_window_mask", "n", n, 1)
+    int_at_least("sliding_window_mask", "window", window, 1)
     i = torch.arange(n, device=device)[:, None]
     j = torch.arange(n, device=device)[None, :]
     return (i - j >= 0) & (i - j < window)
@@ -54,8 +57,8 @@ def kv_cache_bytes(num_layers: int, num_kv_heads: int, head_dim: int, seq_len: i
     func = "kv_cache_bytes"
     for name, value in (("num_layers", num_layers), ("num_kv_heads", num_kv_heads),
                         ("head_dim", head_dim), ("batch_size", batch_size)):
-        _int(func, name, value, 1)
-    _int(func, "seq_len", seq_len, 0)
+        int_at_least(func, name, value, 1)
+    int_at_least(func, "seq_len", seq_len, 0)
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"{func}: dtype must be a torch.dtype such as torch.float16, got {dtype!r}")
     itemsize = torch.empty((), dtype=dtype).element_size()
@@ -67,7 +70,7 @@ class RMSNorm(nn.Module):
 
     def __init__(self, d: int, eps: float = 1e-6):
         super().__init__()
-        _int("RMSNorm", "d", d, 1)
+        int_at_least("RMSNorm", "d", d, 1)
         if not isinstance(eps, int | float) or isinstance(eps, bool) or not eps > 0:
             raise ValueError(f"RMSNorm: eps must be a number > 0, got {eps!r}")
         self.d, self.eps = d, float(eps)
@@ -96,9 +99,9 @@ class GroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, bias: bool = True):
         super().__init__()
         func = "GroupedQueryAttention"
-        _int(func, "d_model", d_model, 1)
-        _int(func, "num_heads", num_heads, 1)
-        _int(func, "num_kv_heads", num_kv_heads, 1)
+        int_at_least(func, "d_model", d_model, 1)
+        int_at_least(func, "num_heads", num_heads, 1)
+        int_at_least(func, "num_kv_heads", num_kv_heads, 1)
         if d_model % num_heads:
             raise ValueError(f"{func}: d_model={d_model} is not divisible by num_heads={num_heads}")
         if num_heads % num_kv_heads:
@@ -143,32 +146,6 @@ class GroupedQueryAttention(nn.Module):
         return self.out_proj(out)  # (B, Lq, d_model)
 
 
-def rope_half(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
-    """RoPE in the half-split convention of much released model code (``rotate_half``): dimension
-    i is paired with i + d/2 instead of 2i with 2i + 1. x (..., L, d) -> (..., L, d)."""
-    if not isinstance(x, torch.Tensor) or x.dim() < 2 or x.shape[-1] % 2:
-        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"rope_half: x must be (..., L, d) with an even d, got {got}")
-    length, d = x.shape[-2], x.shape[-1]
-    pos = torch.arange(length, device=x.device) if positions is None else torch.as_tensor(positions, device=x.device)
-    inv_freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)  # (d/2,)
-    angle = pos.to(torch.float32)[:, None] * inv_freq  # (L, d/2)
-    cos = torch.cat([angle.cos(), angle.cos()], -1).to(x.dtype)  # (L, d)
-    sin = torch.cat([angle.sin(), angle.sin()], -1).to(x.dtype)
-    first, second = x[..., : d // 2], x[..., d // 2:]
-    rotated_half = torch.cat([-second, first], dim=-1)  # rotate_half
-    return x * cos + rotated_half * sin
-
-
-def interleaved_to_half(d: int) -> torch.Tensor:
-    """The permutation ``perm`` of the features with ``rope_half(x[..., perm]) ==
-    apply_rope(x)[..., perm]``: even features first, then odd ones."""
-    _int("interleaved_to_half", "d", d, 2)
-    if d % 2:
-        raise ValueError(f"interleaved_to_half: d must be even, got {d}")
-    return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
-
-
 KV_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
              "int8": torch.int8}
 
@@ -184,8 +161,8 @@ def kv_cache_curves(num_layers: int, num_heads: int, head_dim: int, num_kv_heads
     for name, value in (("num_layers", num_layers), ("num_heads", num_heads), ("head_dim", head_dim),
                         ("num_kv_heads", num_kv_heads), ("max_context", max_context),
                         ("batch_size", batch_size), ("points", points)):
-        _int(func, name, value, 1)
-    _int(func, "window", window, 0)
+        int_at_least(func, name, value, 1)
+    int_at_least(func, "window", window, 0)
     if num_heads % num_kv_heads:
         raise ValueError(f"{func}: num_heads={num_heads} must be a multiple of num_kv_heads={num_kv_heads}")
     if dtype not in KV_DTYPES:
@@ -202,72 +179,189 @@ def kv_cache_curves(num_layers: int, num_heads: int, head_dim: int, num_kv_heads
     return curves
 
 
-UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+NORMS = ("layer", "rms")
 
 
-def kv_cache_plot(curves: dict[str, tuple[list[int], list[int]]], ax=None, title: str | None = None,
-                  unit: str = "GiB"):
-    """Lines of KV-cache size (in ``unit``) against the context length, one per entry of ``curves``."""
-    import matplotlib as mpl
-    import matplotlib.pyplot as plt
-
-    if unit not in UNITS:
-        raise ValueError(f"kv_cache_plot: unit must be one of {list(UNITS)}, got {unit!r}")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.6))
-    colors = mpl.colormaps["viridis"]([0.1, 0.45, 0.75, 0.9])
-    styles = ["-", "--", "-.", ":"]
-    for i, (label, (lengths, sizes)) in enumerate(curves.items()):
-        ax.plot(lengths, [s / UNITS[unit] for s in sizes], styles[i % 4], color=colors[i % 4], lw=2,
-                label=label)
-    ax.set_xlabel("context length L (tokens)")
-    ax.set_ylabel(f"KV cache ({unit})")
-    ax.set_ylim(bottom=0)
-    ax.legend()
-    if title:
-        ax.set_title(title)
-    return ax.figure
+def window_sink_mask(query_pos: torch.Tensor, key_pos: torch.Tensor, window: int | None,
+                     sinks: int = 0) -> torch.Tensor:
+    """(Lq, Lk) bool, True where the query at position i may attend to the key at position j:
+    j <= i and (i - j < window or j < sinks). ``window=None`` is plain causal attention."""
+    i, j = query_pos[:, None], key_pos[None, :]
+    allowed = j <= i
+    if window is not None:
+        allowed = allowed & ((i - j < window) | (j < sinks))
+    return allowed
 
 
-def extrapolation_plot(lengths, losses: dict[str, list[float]], trained_len: int, best: float | None = None,
-                       ax=None):
-    """Validation loss against the sequence length, one line per kind of positions; a dotted line
-    at the trained length and, if given, a dashed line at the best possible loss."""
-    import matplotlib as mpl
-    import matplotlib.pyplot as plt
+class RollingKVCache(KVCache):
+    """A KV cache of fixed size for sliding-window attention with ``sinks`` attention sinks.
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 3.6), layout="constrained")
-    colors = mpl.colormaps["viridis"]([0.1, 0.5, 0.85])
-    for i, (label, values) in enumerate(losses.items()):
-        if len(values) != len(lengths):
-            raise ValueError(f"extrapolation_plot: {label!r} has {len(values)} losses for {len(lengths)} lengths")
-        ax.plot(lengths, values, marker="osD"[i % 3], color=colors[i % 3], lw=2, label=label)
-    ax.axvline(trained_len, color="0.5", ls=":", label=f"trained length {trained_len}")
-    if best is not None:
-        ax.axhline(best, color="0.3", ls="--", lw=1, label="best possible")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(lengths), [str(t) for t in lengths])
-    ax.set_xlabel("sequence length L (tokens)")
-    ax.set_ylabel("validation loss (nats/token)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # beside the lines
-    return ax.figure
+    ``update(k, v)`` returns the stored keys and values followed by the new ones (what the new
+    queries may need), then keeps only what a later query can still attend to: the first ``sinks``
+    positions and the last ``window - 1`` ones. So it never holds more than ``sinks + window - 1``
+    positions between steps, however long the sequence. ``positions`` are the absolute positions of
+    the stored keys, ``seen`` how many tokens went through the cache.
+    """
+
+    def __init__(self, window: int, sinks: int = 0):
+        super().__init__()
+        if window is None:
+            raise ValueError("RollingKVCache: window must be an int >= 1 (the positions a query sees), "
+                             "got None; for full attention use a KVCache")
+        _check_window(window, sinks, "RollingKVCache")
+        self.window, self.sinks, self.seen = window, sinks, 0
+        self.positions = torch.zeros(0, dtype=torch.long)  # (L_stored,)
+
+    def __repr__(self) -> str:
+        return (f"RollingKVCache(window={self.window}, sinks={self.sinks}, seen={self.seen}, "
+                f"stored={len(self)})")
+
+    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        k_all, v_all = super().update(k, v)  # (B, h, L_stored + L_new, d_k)
+        new = torch.arange(self.seen, self.seen + k.shape[2])
+        pos_all = torch.cat([self.positions, new])  # (L_stored + L_new,)
+        self.seen += k.shape[2]
+        keep = (pos_all < self.sinks) | (pos_all > self.seen - self.window)  # what the next query sees
+        if not bool(keep.all()):
+            idx = keep.nonzero().squeeze(1).to(k_all.device)
+            self.k, self.v = k_all.index_select(2, idx), v_all.index_select(2, idx)  # fresh copies
+        self.positions = pos_all[keep]
+        return k_all, v_all
 
 
-def logit_curves_plot(steps, series: dict[str, list[float]], ax=None):
-    """The largest attention logit during training, one line per model (notebook 13's QK-norm)."""
-    import matplotlib as mpl
-    import matplotlib.pyplot as plt
+def cache_nbytes(caches: Sequence[KVCache]) -> int:
+    """Bytes of memory really held by the keys and values of a list of caches (one per layer):
+    the sizes of the distinct storages behind the cached tensors (a view that keeps a larger
+    buffer alive counts with all of it)."""
+    seen: dict[int, int] = {}
+    for cache in caches:
+        for t in (cache.k, cache.v):
+            if t is not None:
+                storage = t.untyped_storage()
+                seen[storage.data_ptr()] = storage.nbytes()
+    return sum(seen.values())
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.4))
-    colors = mpl.colormaps["viridis"]([0.1, 0.5, 0.85])
-    for i, (label, values) in enumerate(series.items()):
-        if len(values) != len(steps):
-            raise ValueError(f"logit_curves_plot: {label!r} has {len(values)} values for {len(steps)} steps")
-        ax.plot(steps, values, marker="osD"[i % 3], color=colors[i % 3], lw=2, label=label)
-    ax.set_xlabel("training step")
-    ax.set_ylabel(r"largest logit $q \cdot k / \sqrt{d_k}$")
-    ax.set_ylim(bottom=0)
-    ax.legend()
-    return ax.figure
+
+def _check_window(window, sinks, where: str) -> None:
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError(f"{where}: window must be None (full causal attention) or an int >= 1, "
+                         f"got {window!r}")
+    if isinstance(sinks, bool) or not isinstance(sinks, int) or sinks < 0:
+        raise ValueError(f"{where}: sinks must be an int >= 0, got {sinks!r}")
+    if window is None and sinks:
+        raise ValueError(f"{where}: sinks={sinks} needs a window: attention sinks are the first "
+                         "tokens kept in a sliding window's cache")
+
+
+class ModernAttention(GroupedQueryAttention):
+    """``GroupedQueryAttention`` as today's LLMs run it: a KV cache that stores only the
+    ``num_kv_heads`` key/value heads, optional RMSNorm of each head's queries and keys
+    (``qk_norm``) and optional RoPE (notebook 06's ``apply_rope``) at absolute positions.
+
+    ``forward(query, key, value, mask=None, cache=None, start=0)``: mask boolean, True = may attend,
+    (Lq, Lk) (the fast path: no copy of the shared heads) or broadcastable to (B, h, Lq, Lk);
+    ``start`` is the position of the first new token. ``max_logit`` keeps the largest
+    attention logit q.k / sqrt(d_k) of the last call (over the pairs the mask allows).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, qk_norm: bool = False,
+                 rope: bool = False, bias: bool = True):
+        super().__init__(d_model, num_heads, num_kv_heads, bias)
+        self.q_norm = RMSNorm(self.head_dim) if qk_norm else None
+        self.k_norm = RMSNorm(self.head_dim) if qk_norm else None
+        self.rope = rope
+        self.max_logit: torch.Tensor | None = None
+        self.attn_weights: torch.Tensor | None = None
+
+    def forward(self, query, key, value, mask=None, cache: KVCache | None = None, start: int = 0,
+                need_weights: bool = False):
+        b, lq, _ = query.shape
+        q = self._heads(self.q_proj(query), self.num_heads)  # (B, h, Lq, d_k)
+        k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, h_kv, Lk_new, d_k)
+        v = self._heads(self.v_proj(value), self.num_kv_heads)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        if self.rope:
+            q = apply_rope(q, torch.arange(start, start + lq, device=q.device))
+            k = apply_rope(k, torch.arange(start, start + k.shape[2], device=k.device))
+        if cache is not None:
+            k, v = cache.update(k, v)  # (B, h_kv, Lk, d_k): only the shared heads are stored
+        group = self.num_heads // self.num_kv_heads
+        if mask is not None:
+            bool_mask("ModernAttention", mask)
+            if mask.dim() != 2 or mask.shape != (lq, k.shape[2]):
+                # a per-example or per-head mask: expand the kv heads and attend head by head
+                return self._attend_expanded(q, k.repeat_interleave(group, 1),
+                                             v.repeat_interleave(group, 1), mask, b, lq, need_weights)
+        qg = q.reshape(b, self.num_kv_heads, group * lq, self.head_dim)  # heads i // group share k, v
+        scores = (qg * (1.0 / math.sqrt(self.head_dim))) @ k.transpose(-2, -1)  # (B, h_kv, g*Lq, Lk)
+        if mask is not None:
+            scores = scores.masked_fill(~mask.repeat(group, 1), float("-inf"))
+        self.max_logit = scores.detach().amax()
+        weights = torch.softmax(scores, dim=-1)
+        self.attn_weights = weights.detach().view(b, self.num_heads, lq, -1) if need_weights else None
+        out = (weights @ v).view(b, self.num_heads, lq, self.head_dim)  # (B, h, Lq, d_k)
+        return self.out_proj(out.transpose(1, 2).reshape(b, lq, self.d_model))  # (B, Lq, d_model)
+
+    def _attend_expanded(self, q, k, v, mask, b, lq, need_weights):
+        """q, k, v (B, h, ., d_k) with a mask broadcastable to (B, h, Lq, Lk)."""
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, h, Lq, Lk)
+        mask_fits("ModernAttention", mask, scores.shape)
+        scores = scores.masked_fill(~mask, float("-inf"))
+        self.max_logit = scores.detach().amax()
+        weights = torch.softmax(scores, dim=-1).masked_fill(~mask.any(-1, keepdim=True), 0.0)
+        self.attn_weights = weights.detach() if need_weights else None
+        out = (weights @ v).transpose(1, 2).reshape(b, lq, self.d_model)
+        return self.out_proj(out)  # (B, Lq, d_model)
+
+
+class ModernBlock(nn.Module):
+    """A pre-norm decoder block with ``ModernAttention``: x = x + Attn(N(x)); x = x + FFN(N(x)),
+    N a LayerNorm (``norm="layer"``) or an RMSNorm (``norm="rms"``)."""
+
+    def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, d_ff: int, dropout: float = 0.0,
+                 norm: str = "layer", qk_norm: bool = False, rope: bool = False):
+        super().__init__()
+        self.self_attn = ModernAttention(d_model, num_heads, num_kv_heads, qk_norm, rope)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2 = _make_norm(norm, d_model), _make_norm(norm, d_model)
+        self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, cache: KVCache | None = None,
+                start: int = 0, need_weights: bool = False) -> torch.Tensor:
+        h = self.norm1(x)  # (B, L, d_model)
+        x = x + self.dropout1(self.self_attn(h, h, h, mask, cache=cache, start=start,
+                                             need_weights=need_weights))
+        return x + self.dropout2(self.feed_forward(self.norm2(x)))  # (B, L, d_model)
+
+
+def _make_norm(norm: str, d_model: int) -> nn.Module:
+    return nn.LayerNorm(d_model) if norm == "layer" else RMSNorm(d_model)
+
+
+@torch.no_grad()
+def max_attention_logit(model: nn.Module, ids: torch.Tensor) -> float:
+    """The largest attention logit q.k / sqrt(d_k) of a ``helpers.GPT`` over every layer, head and allowed
+    (query, key) pair when ``model`` reads ``ids`` (B, L): how far the softmax is from saturating
+    (notebook 02)."""
+    was_training = model.training
+    model.eval()
+    found: list[torch.Tensor] = []
+    hooks = []
+    if not model.modern:  # notebook 12's blocks: recompute the logits from the attention's input
+        def hook(attn, args):
+            h = args[0]
+            q, k = attn.split_heads(attn.w_q(h)), attn.split_heads(attn.w_k(h))  # (B, h, L, d_k)
+            scores = q @ k.transpose(-2, -1) / math.sqrt(attn.d_k)  # (B, h, L, L)
+            mask = model._mask(0, h.shape[1], None, h.device)
+            found.append(scores.masked_fill(~mask, float("-inf")).amax() if mask is not None else scores.amax())
+        hooks = [block.self_attn.register_forward_pre_hook(hook) for block in model.blocks]
+    try:
+        model(ids)
+    finally:
+        for handle in hooks:
+            handle.remove()
+        model.train(was_training)
+    if model.modern:
+        found = [block.self_attn.max_logit for block in model.blocks]
+    return float(torch.stack(found).max())

@@ -1,13 +1,25 @@
-"""Sinusoidal positional encoding and rotary position embedding (notebook 06)."""
+"""Every way of giving attention the order of the tokens (notebook 06, used again in 12 and 13):
+
+- added to the embeddings: the sinusoidal table (``sinusoidal_positional_encoding``,
+  ``PositionalEncoding``), learned vectors (``LearnedPositions``), or nothing (``NoPositions``);
+  ``SinusoidalPositions`` is notebook 09's scaled-embeddings-plus-table as a GPT position hook;
+- rotary position embedding (RoPE), which rotates queries and keys instead, in its two pairing
+  conventions: interleaved pairs (2i, 2i + 1) (``apply_rope``, the original paper's) and half-split
+  pairs (i, i + d/2) (``rope_half``, much released model code), with the permutation between them
+  (``interleaved_to_half``).
+"""
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import nn
 
 from . import _checks
 
-__all__ = ["PositionalEncoding", "apply_rope", "sinusoidal_positional_encoding"]
+__all__ = ["LearnedPositions", "NoPositions", "PositionalEncoding", "SinusoidalPositions", "apply_rope",
+           "interleaved_to_half", "rope_half", "sinusoidal_positional_encoding"]
 
 
 def sinusoidal_positional_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -105,3 +117,65 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., L, d/2) each
     rotated = torch.stack([x_even * cos - x_odd * sin, x_even * sin + x_odd * cos], dim=-1)
     return rotated.flatten(-2)  # (..., L, d): the pairs interleaved back in place
+
+
+def rope_half(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
+    """RoPE in the half-split convention of much released model code (``rotate_half``): dimension
+    i is paired with i + d/2 instead of 2i with 2i + 1. x (..., L, d) -> (..., L, d)."""
+    if not isinstance(x, torch.Tensor) or x.dim() < 2 or x.shape[-1] % 2:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"rope_half: x must be (..., L, d) with an even d, got {got}")
+    length, d = x.shape[-2], x.shape[-1]
+    pos = torch.arange(length, device=x.device) if positions is None else torch.as_tensor(positions, device=x.device)
+    inv_freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)  # (d/2,)
+    angle = pos.to(torch.float32)[:, None] * inv_freq  # (L, d/2)
+    cos = torch.cat([angle.cos(), angle.cos()], -1).to(x.dtype)  # (L, d)
+    sin = torch.cat([angle.sin(), angle.sin()], -1).to(x.dtype)
+    first, second = x[..., : d // 2], x[..., d // 2:]
+    rotated_half = torch.cat([-second, first], dim=-1)  # rotate_half
+    return x * cos + rotated_half * sin
+
+
+def interleaved_to_half(d: int) -> torch.Tensor:
+    """The permutation ``perm`` of the features with ``rope_half(x[..., perm]) ==
+    apply_rope(x)[..., perm]``: even features first, then odd ones."""
+    _checks.int_at_least("interleaved_to_half", "d", d, 2)
+    if d % 2:
+        raise ValueError(f"interleaved_to_half: d must be even, got {d}")
+    return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
+
+
+class LearnedPositions(nn.Module):
+    """Adds a learned vector per position (GPT-2's choice): x (B, L, d_model) -> x + P[start:start+L]."""
+
+    def __init__(self, max_len: int, d_model: int):
+        super().__init__()
+        self.max_len = max_len
+        self.embed = nn.Embedding(max_len, d_model)
+
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        length = x.shape[1]
+        if start + length > self.max_len:
+            raise ValueError(f"positions {start}..{start + length - 1} do not fit max_len={self.max_len}")
+        pos = torch.arange(start, start + length, device=x.device)  # (L,)
+        return x + self.embed(pos)  # (B, L, d_model)
+
+
+class SinusoidalPositions(nn.Module):
+    """Notebook 09's choice: token embeddings scaled by sqrt(d_model), plus the fixed sinusoidal
+    table of notebook 06 (``PositionalEncoding``): x (B, L, d_model) -> x * sqrt(d_model) + PE."""
+
+    def __init__(self, max_len: int, d_model: int):
+        super().__init__()
+        self.encoding = PositionalEncoding(d_model, max_len)
+        self.scale = math.sqrt(d_model)
+
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        return self.encoding(x * self.scale, start)  # (B, L, d_model)
+
+
+class NoPositions(nn.Module):
+    """The position hook for RoPE: nothing is added to the embeddings (the attention rotates)."""
+
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        return x

@@ -1,49 +1,44 @@
-"""Training a sequence-to-sequence Transformer (notebook 10): batches with masks, label-smoothed
-cross-entropy, Adam with a warm-up schedule, gradient clipping, and exact-match evaluation.
+"""How every model of the tutorial is trained:
+
+- ``train_seq2seq`` (notebooks 09–10): an encoder–decoder on (source, target) text pairs, with
+  padded batches and their masks (``collate``), label-smoothed cross-entropy and Adam;
+- ``train_lm`` (notebooks 12–13): a decoder-only language model on rows of token ids, with
+  ``train_lm_cached`` keeping the trained model on disk (``helpers.cache``);
+- ``train_induction_model`` (notebook 14): the attention-only model on repeated random tokens,
+  measuring its heads as it learns.
 
 Everything is step-based and seeded: the same seed and number of steps give the same model on
-the same machine, however fast or slow that machine is. ``train_translator`` is notebook 10's
-recipe in one call, with an on-disk cache of the trained model.
+the same machine, however fast or slow that machine is. Notebook 10's recipe, built on
+``train_seq2seq``, is ``helpers.translator``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
-from ._cache import cache_lock
+from ._checks import int_at_least
 from .attention import padding_mask, target_mask
-from .data import DATA_VERSION, date_splits, date_tokenizer, iso_or_none, normalize_date_text
-from .decoding import greedy_decode
-from .env import get_device, seed_everything
-from .transformer import Transformer
+from .cache import fingerprint, load_or_train, tensor_digest
+from .data.repeated import repeated_tokens
+from .induction import AttentionOnlyTransformer, head_scores, per_position_loss
 
 __all__ = [
-    "TRANSLATOR_RECIPE",
     "Seq2SeqBatch",
-    "cache_folder",
     "collate",
     "count_parameters",
-    "cross_attention",
-    "drop_separators",
     "encode_pairs",
-    "exact_match_accuracy",
     "label_smoothed_cross_entropy",
-    "make_translator",
-    "attention_maps",
+    "train_induction_model",
+    "train_lm",
+    "train_lm_cached",
     "train_seq2seq",
-    "train_translator",
-    "translate",
-    "translation_message",
-    "translator_data",
     "warmup_lr",
 ]
 
@@ -170,7 +165,8 @@ def train_seq2seq(
     ``length_buckets=k`` > 1 draws k batches' worth of pairs at a time, sorts them by source length
     and cuts them into batches (in shuffled order): less padding, so each step costs less.
     ``augment(src, generator)``, if given, changes each batch's source ids (B, Ls) before the
-    step (e.g. ``drop_separators``), drawing its randomness from the run's seeded generator.
+    step (e.g. ``helpers.translator.drop_separators``), drawing its randomness from the run's
+    seeded generator.
     """
     for name, value in (("steps", steps), ("batch_size", batch_size), ("log_every", log_every),
                         ("length_buckets", length_buckets)):
@@ -235,249 +231,155 @@ def train_seq2seq(
     return history
 
 
-def drop_separators(tokenizer, p: float, separators: Sequence[str] = (" ", "-", "/", ".")):
-    """An ``augment`` for ``train_seq2seq``: each separator token that stands between two number
-    tokens (the ``-`` of ``12-03``, the pieces ``12``, ``-``, ``03``) is removed from the source
-    with probability ``p``, independently, and the row closes up. What it leaves (the pieces
-    ``12``, ``03``, ``-``, ``2021``) is no text at all: two numbers with nothing between them.
-    It teaches that the order of the numbers, not the separators, says which is which, without
-    ever writing a separator where the data does not use one.
-
-    Needs a tokenizer of pieces (``DateTokenizer``): numbers are tokens made of digits."""
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
-    is_sep = torch.tensor([t in separators for t in tokenizer.itos])  # (V,)
-    is_num = torch.tensor([t.isdigit() for t in tokenizer.itos])  # (V,)
-
-    def augment(src: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        sep, num = is_sep[src], is_num[src]  # (B, Ls) each
-        between = torch.zeros_like(sep)
-        between[:, 1:-1] = sep[:, 1:-1] & num[:, :-2] & num[:, 2:]
-        keep = ~(between & (torch.rand(src.shape, generator=generator) < p))  # (B, Ls)
-        out = torch.full_like(src, tokenizer.pad_id)
-        rows = torch.arange(src.shape[0])[:, None].expand_as(src)  # (B, Ls)
-        out[rows[keep], (keep.cumsum(1) - 1)[keep]] = src[keep]  # kept tokens, closed up
-        return out
-
-    return augment
-
-
-def _check_batch_size(batch_size) -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
-
-
-def translate(model, sources: Sequence[str], tokenizer, max_len: int = 12,
-              batch_size: int = 500) -> list[str]:
-    """Greedy translations of source strings (batched), as text.
-
-    Each source is first cleaned by ``normalize_date_text`` (lower case, single spaces), as in
-    training. The outputs are what the model wrote: check them with ``iso_or_none``."""
-    if isinstance(sources, str):
-        raise TypeError("sources must be a list of strings; for one text use translate(model, [text], tok)")
-    _check_batch_size(batch_size)
-    sources = [normalize_date_text(s) for s in sources]
+def train_lm(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, steps: int,
+             batch_size: int = 64, peak_lr: float = 3e-3, warmup_steps: int = 50, clip_norm: float = 1.0,
+             seed: int = 0, log_every: int = 50,
+             callback: Callable[[int, dict], None] | None = None) -> dict[str, list]:
+    """Next-token training: ``inputs`` (N, L) ids, ``targets`` (N, L) the ids to predict at each
+    position (-100 = not scored). ``steps`` of AdamW with warm-up and cosine decay (``warmup_lr``),
+    batches drawn by a seeded shuffle. Returns ``step``, ``loss`` (mean over the last
+    ``log_every`` steps), ``lr`` and ``seconds`` (wall clock, for information only).
+    """
+    if inputs.shape != targets.shape or inputs.dim() != 2:
+        raise ValueError(f"inputs and targets must both be (N, L), got {tuple(inputs.shape)} and "
+                         f"{tuple(targets.shape)}")
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
     device = next(model.parameters()).device
-    out = []
-    for i in range(0, len(sources), batch_size):
-        chunk = sources[i : i + batch_size]
-        src = _pad([tokenizer.encode(s) for s in chunk], tokenizer.pad_id).to(device)  # (B, Ls)
-        ys = greedy_decode(model, src, max_len, tokenizer.bos_id, tokenizer.eos_id,
-                           src_mask=padding_mask(src, tokenizer.pad_id))  # (B, <= max_len)
-        out.extend(tokenizer.decode(row) for row in ys.tolist())
-    return out
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), weight_decay=0.0)
+    history: dict[str, list] = {"step": [], "loss": [], "lr": [], "seconds": []}
+    order, pos, running, start = torch.randperm(len(inputs), generator=gen), 0, [], time.perf_counter()
+    model.train()
+    for step in range(steps):
+        if pos + batch_size > len(order):  # a new epoch: reshuffle
+            order, pos = torch.randperm(len(inputs), generator=gen), 0
+        idx = order[pos: pos + batch_size]
+        pos += batch_size
+        x, y = inputs[idx].to(device), targets[idx].to(device)  # (B, L) each
+        lr = warmup_lr(step, peak_lr, warmup_steps, steps)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        logits = model(x)  # (B, L, |V|)
+        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+        opt.step()
+        running.append(loss.item())
+        if (step + 1) % log_every == 0 or step + 1 == steps:
+            history["step"].append(step + 1)
+            history["loss"].append(sum(running) / len(running))
+            history["lr"].append(lr)
+            history["seconds"].append(time.perf_counter() - start)
+            running = []
+            if callback is not None:
+                callback(step + 1, history)
+                model.train()
+    model.eval()
+    return history
 
 
-def exact_match_accuracy(model, pairs: Sequence[tuple[str, str]], tokenizer, max_len: int = 12,
-                         batch_size: int = 500) -> tuple[float, list[str]]:
-    """Fraction of pairs whose greedy translation equals the target exactly, and the translations."""
-    if len(pairs) == 0:
-        raise ValueError("exact_match_accuracy needs at least one pair")
-    _check_batch_size(batch_size)
-    preds = translate(model, [s for s, _ in pairs], tokenizer, max_len, batch_size)
-    correct = sum(p == t for p, (_, t) in zip(preds, pairs, strict=True))
-    return correct / len(pairs), preds
+def train_lm_cached(make_model: Callable[[], nn.Module], inputs: torch.Tensor, targets: torch.Tensor,
+                    steps: int, name: str = "lm", cache: bool = True,
+                    on_log: Callable[[nn.Module, dict], None] | None = None, threads: int | None = 1,
+                    **train_kwargs):
+    """``train_lm`` with the on-disk cache of trained models (``helpers.cache``).
 
+    ``make_model()`` builds the freshly initialised model (seed it inside). The key covers all
+    that changes the trained weights: the model's ``config``, its initial weights, the data,
+    ``steps`` and the other ``train_lm`` arguments, the torch version, the device and the number of
+    threads; a changed recipe trains again. ``on_log(model, history)`` runs at every log step (e.g.
+    to record a measurement in ``history``). Returns ``(model, history)``, the model in eval mode;
+    ``history["cached"]`` says whether it was loaded. Parallel runs asking for the same model train
+    it once (``helpers.cache.load_or_train``).
 
-def attention_maps(model, tokenizer, source: str, max_len: int = 12):
-    """Translate one source greedily and return all three kinds of attention that produced it.
-
-    Returns ``(translation, src_labels, out_labels, maps)`` where ``maps`` has keys
-    ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source tokens reading each other),
-    ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output tokens reading earlier ones,
-    causal) and ``"cross"`` (per decoder layer (num_heads, Lt, Ls)). Row t of a decoder map is the
-    query that produced output token t (``out_labels[t]``, the last one ``<eos>`` when the model
-    stopped); the decoder's keys are ``["<bos>", *out_labels[:-1]]``. ``source`` is normalised
-    with ``normalize_date_text`` first. Raises ValueError for text the tokenizer cannot encode.
+    ``threads`` CPU threads train the model (None: torch's current setting), then the setting is
+    restored. The default, 1, is the fastest for models this small (on a busy machine, 2 threads
+    were measured 30x slower per step), and it gives the same weights whatever OMP_NUM_THREADS is.
     """
-    if not isinstance(source, str) or not normalize_date_text(source):
-        raise ValueError(f"source must be a non-empty string, got {source!r}")
-    source = normalize_date_text(source)
-    device = next(model.parameters()).device
-    src = torch.tensor([tokenizer.encode(source)], device=device)  # (1, Ls)
-    ys = greedy_decode(model, src, max_len, tokenizer.bos_id, tokenizer.eos_id)  # (1, <= max_len)
-    tgt_in = ys[:, :-1]  # (1, Lt): bos + all output tokens but the last
-    with torch.no_grad():
-        was_training = model.training
-        model.eval()
-        model(src, tgt_in, None, target_mask(tgt_in), need_weights=True)
-        model.train(was_training)
-    maps = {
-        "encoder": [layer.self_attn.attn_weights[0].cpu() for layer in model.encoder.layers],
-        "decoder": [layer.self_attn.attn_weights[0].cpu() for layer in model.decoder.layers],
-        "cross": [layer.cross_attn.attn_weights[0].cpu() for layer in model.decoder.layers],
-    }
-    out_labels = [tokenizer.itos[i] for i in ys[0, 1:].tolist()]
-    src_labels = tokenizer.pieces(source) if hasattr(tokenizer, "pieces") else list(source)
-    return tokenizer.decode(ys[0].tolist()), src_labels, out_labels, maps
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"train_lm_cached: threads must be None or an int >= 1, got {threads!r}")
+    model = make_model()
+    key = {"config": getattr(model, "config", repr(model)), "steps": steps,
+           "train": fingerprint(dict(sorted(train_kwargs.items()))),
+           "data": tensor_digest(inputs, targets)}
+    callback = None if on_log is None else (lambda step, history: on_log(model, history))
+    return load_or_train(f"gpt-{name}", model,
+                         lambda: train_lm(model, inputs, targets, steps, callback=callback,
+                                          **train_kwargs), key, cache=cache, threads=threads)
 
 
-def cross_attention(model, tokenizer, source: str, max_len: int = 12):
-    """Translate one source string greedily and return what each decoder layer's cross-attention
-    looked at while producing it.
+def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
+                          vocab_size: int = 64, n_range: tuple[int, int] = (8, 16),
+                          d_model: int = 64, num_heads: int = 2, batch_size: int = 32,
+                          peak_lr: float = 3e-3, eval_every: int = 20, eval_n: int = 12,
+                          device=None, cache: bool = False):
+    """Train an AttentionOnlyTransformer on repeated random tokens; returns (model, history).
 
-    Returns ``(translation, src_labels, out_labels, weights)``: ``weights`` is a list (one per
-    decoder layer) of (num_heads, Lt, Ls) tensors, row t being the query that produced output
-    token t (``out_labels[t]``, the last one ``<eos>`` when the model stopped). ``source`` is
-    normalised with ``normalize_date_text`` first (see ``attention_maps`` for all three kinds).
-    Raises ValueError for text the tokenizer cannot encode (or an empty string).
+    The period n is drawn from ``n_range`` for each batch. Every ``eval_every`` steps the history
+    records, on one fixed evaluation batch of period ``eval_n``: the loss on the first half and
+    on the repeated half, and every head's previous-token and induction scores.
+    With ``cache=True`` the trained model is kept on disk and loaded the next time the same
+    arguments are asked for (notebook 14 and its solutions share it); ``history["cached"]`` says
+    which happened, and ``history["seconds"]`` is then the time the original training took.
     """
-    translation, src_labels, out_labels, maps = attention_maps(model, tokenizer, source, max_len)
-    return translation, src_labels, out_labels, maps["cross"]
+    int_at_least("train_induction_model", "steps", steps, 1)
+    int_at_least("train_induction_model", "eval_every", eval_every, 1)
+    lo, hi = n_range
+    int_at_least("train_induction_model", "n_range[0]", lo, 2)
+    if hi < lo or 2 * max(hi, eval_n) > 64:
+        raise ValueError(f"train_induction_model: n_range must be (lo, hi) with 2 <= lo <= hi <= 32, got {n_range}")
+    device = torch.device(device or "cpu")
+    torch.manual_seed(seed)
+    model = AttentionOnlyTransformer(vocab_size, d_model, num_heads, num_layers).to(device)
+    key = {"num_layers": num_layers, "steps": steps, "seed": seed, "vocab_size": vocab_size,
+           "n_range": list(n_range), "batch_size": batch_size, "peak_lr": peak_lr,
+           "eval_every": eval_every, "eval_n": eval_n}
 
+    def fit() -> dict:
+        return _fit_induction(model, steps, seed, vocab_size, (lo, hi), batch_size, peak_lr,
+                              eval_every, eval_n, device)
 
-def translation_message(source: str, translation: str) -> str:
-    """How to show a model's output: 'source → 2021-03-12', or, when the output is not a real
-    ISO date, a flag instead of an answer."""
-    if iso_or_none(translation) is None:
-        return (f"{source!r} → no valid date: the model wrote {translation!r}, which is not a real "
-                f"YYYY-MM-DD date")
-    return f"{source!r} → {translation}"
-
-
-# --- Notebook 10's recipe, once -----------------------------------------------------------------
-TRANSLATOR_RECIPE = {
-    # data (the splits are fixed by data_seed; the training seed changes only weights and order)
-    "n_train": 60_000, "n_val": 500, "n_test": 1_000, "data_seed": 0,
-    # model
-    "d_model": 64, "num_heads": 4, "num_layers": 2, "d_ff": 128, "dropout": 0.0, "max_len": 48,
-    "norm_first": True,
-    # training
-    "steps": 1_200, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 100, "smoothing": 0.1,
-    "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
-    # augmentation: a separator between two numbers is dropped from the source this often
-    "drop_separators": 0.2,
-    # CPU threads for training (None: the process's). One: for a model this small a second thread
-    # only adds synchronisation (no faster on an idle 2-core machine, several times slower on a
-    # busy one), and the trained weights are then the same whatever the thread count of the process.
-    "cpu_threads": 1,
-}
-
-_DATA_CACHE: dict = {}
-
-
-def translator_data():
-    """(train, val, test) pairs of the recipe (computed once per process)."""
-    r = TRANSLATOR_RECIPE
-    key = (r["n_train"], r["n_val"], r["n_test"], r["data_seed"], DATA_VERSION)
-    if key not in _DATA_CACHE:
-        _DATA_CACHE.clear()
-        _DATA_CACHE[key] = date_splits(r["n_train"], r["n_val"], r["n_test"], seed=r["data_seed"])
-    return _DATA_CACHE[key]
-
-
-def make_translator(vocab_size: int, seed: int = 0, device=None, **changes) -> Transformer:
-    """The recipe's Transformer, freshly initialised from ``seed``; ``changes`` override recipe
-    entries (e.g. ``num_heads=1``, ``norm_first=False``)."""
-    r = {**TRANSLATOR_RECIPE, **changes}
-    seed_everything(seed)
-    model = Transformer(vocab_size, vocab_size, d_model=r["d_model"], num_heads=r["num_heads"],
-                        num_layers=r["num_layers"], d_ff=r["d_ff"], dropout=r["dropout"],
-                        max_len=r["max_len"], norm_first=r["norm_first"])
-    return model.to(device if device is not None else get_device())
-
-
-def cache_folder() -> Path:
-    """Where trained models are kept: $ATTENTION_TUTORIAL_CACHE if set, else ``.cache/`` in the
-    repository (next to the helpers package), else ~/.cache/attention-tutorial."""
-    if os.environ.get("ATTENTION_TUTORIAL_CACHE"):
-        return Path(os.environ["ATTENTION_TUTORIAL_CACHE"])
-    root = Path(__file__).resolve().parent.parent
-    if (root / "pyproject.toml").exists():
-        return root / ".cache"
-    return Path.home() / ".cache" / "attention-tutorial"
-
-
-def _training_threads() -> int:
-    return TRANSLATOR_RECIPE["cpu_threads"] or torch.get_num_threads()
-
-
-def _cache_key(seed: int, steps: int, device: torch.device) -> str:
-    """Everything that changes the trained weights: seed, steps, recipe, data version, torch
-    version, device and the thread count training uses (threads change the last bits of every
-    step)."""
-    parts = {"seed": seed, "steps": steps, "recipe": TRANSLATOR_RECIPE, "data": DATA_VERSION,
-             "torch": torch.__version__, "device": str(device), "threads": _training_threads()}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
-
-
-def train_translator(seed: int = 0, steps: int | None = None, device=None, cache: bool = True):
-    """Notebook 10's recipe: the date data, the tokenizer, the model, ``steps`` (default: the
-    recipe's) steps of ``train_seq2seq``, with exact-match accuracy on ``n_val_logged`` validation
-    dates at every log step. Returns ``(model, tokenizer, history)``, the model in eval mode.
-
-    With ``cache=True`` the trained weights and history are stored in ``cache_folder()`` under a
-    key of everything that affects them, and loaded from there the next time: the same tensors,
-    bit for bit, as training again on this machine. ``history["cached"]`` says which happened.
-    Training uses the recipe's ``cpu_threads`` (one) and then restores the process's thread count.
-    """
-    r = TRANSLATOR_RECIPE
-    steps = r["steps"] if steps is None else steps
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1 (or None for the recipe's {r['steps']}), "
-                         f"got {steps!r}")
-    device = torch.device(device) if device is not None else get_device()
-    tok = date_tokenizer()
-    path = cache_folder() / f"translator-{_cache_key(seed, steps, device)}.pt"
+    model, history = load_or_train("induction", model, fit, key, cache=cache)
     if not cache:
-        return _train_translator(seed, steps, device, tok, None)
-    with cache_lock(path):  # a parallel run of the same recipe waits here, then loads
-        return _train_translator(seed, steps, device, tok, path)
+        history.pop("cached")
+    return model, history
 
 
-def _train_translator(seed: int, steps: int, device: torch.device, tok, path: Path | None):
-    """train_translator's work: load ``path`` if it holds this model, else train (and save there)."""
-    r = TRANSLATOR_RECIPE
-    if path is not None and path.exists():
-        stored = torch.load(path, weights_only=True, map_location=device)
-        if stored["itos"] == tok.itos:
-            model = make_translator(len(tok), seed, device)
-            model.load_state_dict(stored["state_dict"])
-            return model.eval(), tok, {**stored["history"], "cached": True}
-    train, val, _ = translator_data()
-    model = make_translator(len(tok), seed, device)
-    val_logged = val[: r["n_val_logged"]]
-
-    def on_log(step, history):
-        history.setdefault("val_acc", []).append(exact_match_accuracy(model, val_logged, tok)[0])
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(_training_threads())
-    try:
-        history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
-                                peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
-                                smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
-                                log_every=min(r["log_every"], steps), callback=on_log,
-                                length_buckets=r["length_buckets"],
-                                augment=drop_separators(tok, r["drop_separators"]))
-    finally:
-        torch.set_num_threads(threads)
-    history["threads"] = _training_threads()
-    history["device"] = str(device)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        torch.save({"state_dict": state, "itos": tok.itos, "history": history}, tmp)
-        os.replace(tmp, path)  # atomic: a parallel run never reads half a file
-    return model.eval(), tok, {**history, "cached": False}
+def _fit_induction(model, steps, seed, vocab_size, n_range, batch_size, peak_lr, eval_every,
+                   eval_n, device) -> dict:
+    """train_induction_model's loop: trains ``model`` in place, returns its history."""
+    lo, hi = n_range
+    opt = torch.optim.AdamW(model.parameters(), lr=peak_lr, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(seed)
+    eval_ids = repeated_tokens(256, eval_n, vocab_size, torch.Generator().manual_seed(seed + 1)).to(device)
+    history = {"step": [], "first_half": [], "repeated_half": [], "per_position": [],
+               "previous": [], "induction": []}
+    start = time.perf_counter()
+    for step in range(steps + 1):
+        if step % eval_every == 0 or step == steps:
+            model.eval()
+            loss = per_position_loss(model, eval_ids)  # (2n-1,)
+            scores = head_scores(model, eval_ids, eval_n)
+            history["step"].append(step)
+            history["first_half"].append(loss[:eval_n - 1].mean().item())
+            history["repeated_half"].append(loss[eval_n:].mean().item())
+            history["per_position"].append(loss.cpu())
+            history["previous"].append(scores["previous"].cpu())
+            history["induction"].append(scores["induction"].cpu())
+            model.train()
+        if step == steps:
+            break
+        n = int(torch.randint(lo, hi + 1, (1,), generator=gen))
+        ids = repeated_tokens(batch_size, n, vocab_size, gen).to(device)  # (B, 2n)
+        logits = model(ids[:, :-1])  # (B, 2n-1, V)
+        loss = F.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
+        for group in opt.param_groups:
+            group["lr"] = warmup_lr(step, peak_lr, warmup_steps=steps // 20 + 1, total_steps=steps)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    history["seconds"] = time.perf_counter() - start
+    history["chance"] = math.log(vocab_size)
+    return history

@@ -1,4 +1,4 @@
-"""helpers._cache.load_or_train: a trained model is kept on disk and loaded back bit for bit; any
+"""helpers.cache.load_or_train: a trained model is kept on disk and loaded back bit for bit; any
 change to what it was trained from trains again."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from helpers._cache import load_or_train, tensor_digest, train_once
-from helpers.induction import train_induction_model
+from helpers.cache import load_or_train, tensor_digest, train_once
+from helpers.training import train_induction_model
 
 
 @pytest.fixture(autouse=True)

@@ -139,7 +139,7 @@ def test_held_out_styles_never_appear_in_training(splits):
 
 def test_distinct_pair_count_matches_brute_force():
     # date_splits counts the distinct training sources per date by class; check against brute force.
-    from helpers.data import _distinct_renderings
+    from helpers.data.dates import _distinct_renderings
 
     styles = in_distribution_styles()
     for offset in range(0, 29220, 997):
@@ -252,7 +252,7 @@ def test_mixture_gives_each_family_its_share():
     # or a word), half of each with a weekday. ISO itself is also a year-first numeric style.
     from collections import Counter
 
-    from helpers.data import _draw_style
+    from helpers.data.dates import _draw_style
 
     rng = __import__("random").Random(0)
     draws = [_draw_style(rng) for _ in range(20_000)]

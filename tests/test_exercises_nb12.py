@@ -4,7 +4,7 @@ answers with a helpful message and accepts a right answer."""
 import pytest
 import torch
 
-from helpers import toy_language as tl
+from helpers.data import toy_language as tl
 from helpers.exercises import nb12
 
 

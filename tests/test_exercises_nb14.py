@@ -4,8 +4,9 @@ with a helpful message and accepts a right answer."""
 import pytest
 import torch
 
+from helpers.data.repeated import repeated_tokens
 from helpers.exercises import nb14
-from helpers.induction import AttentionOnlyTransformer, per_position_loss, repeated_tokens
+from helpers.induction import AttentionOnlyTransformer, per_position_loss
 
 
 def stub(*args):

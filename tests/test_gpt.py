@@ -4,8 +4,9 @@ import pytest
 import torch
 
 from helpers import GPT, EncoderLayer, causal_mask, count_parameters
-from helpers import toy_language as tl
-from helpers.gpt import GPTBlock, complete_greedy, train_lm
+from helpers.data import toy_language as tl
+from helpers.gpt import GPTBlock, complete_greedy
+from helpers.training import train_lm
 
 
 def small(tie=True, seed=0):
@@ -120,16 +121,16 @@ def test_complete_greedy_groups_by_length():
 from torch import nn  # noqa: E402
 
 from helpers import kv_cache_bytes, sliding_window_mask  # noqa: E402
-from helpers.gpt import (  # noqa: E402
-    LearnedPositions,
+from helpers.data.toy_language import pack_sentences  # noqa: E402
+from helpers.modern import (  # noqa: E402
     ModernBlock,
     RollingKVCache,
     cache_nbytes,
     max_attention_logit,
-    pack_sentences,
-    train_lm_cached,
     window_sink_mask,
 )
+from helpers.positional import LearnedPositions  # noqa: E402
+from helpers.training import train_lm_cached  # noqa: E402
 
 
 class Notebook12GPT(nn.Module):

@@ -7,19 +7,17 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from helpers.data.repeated import repeated_tokens
 from helpers.induction import (
     AttentionOnlyTransformer,
     head_scores,
     induction_score,
-    induction_view,
-    loss_curves_plot,
     per_position_loss,
-    per_position_plot,
     previous_token_score,
-    repeated_tokens,
-    scores_over_training_plot,
-    train_induction_model,
 )
+from helpers.plots import loss_curves_plot, per_position_plot, scores_over_training_plot
+from helpers.training import train_induction_model
+from helpers.widgets import induction_view
 
 
 def test_repeated_tokens_repeat_and_are_seeded():

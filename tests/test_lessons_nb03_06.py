@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import torch  # noqa: E402
 
 from helpers import sinusoidal_positional_encoding  # noqa: E402
-from helpers.toy_embeddings import FEATURES, TOKENS, toy_embeddings  # noqa: E402
+from helpers.data.toy_embeddings import FEATURES, TOKENS, toy_embeddings  # noqa: E402
 from helpers.widgets import (  # noqa: E402
     build_mask,
     head_heatmap_figure,

@@ -8,19 +8,17 @@ import torch
 import torch.nn.functional as F
 
 from helpers import MultiHeadAttention, apply_rope, causal_mask
-from helpers.gpt import ModernAttention, RollingKVCache
 from helpers.modern import (
     GroupedQueryAttention,
+    ModernAttention,
     RMSNorm,
-    extrapolation_plot,
-    interleaved_to_half,
+    RollingKVCache,
     kv_cache_bytes,
     kv_cache_curves,
-    kv_cache_plot,
-    logit_curves_plot,
-    rope_half,
     sliding_window_mask,
 )
+from helpers.plots import extrapolation_plot, kv_cache_plot, logit_curves_plot
+from helpers.positional import interleaved_to_half, rope_half
 from helpers.widgets import kv_cache_view
 
 

@@ -13,7 +13,7 @@ import pytest
 from _repo import ROOT
 from test_environment_files import tasks
 
-from helpers._cache import cache_lock
+from helpers.cache import cache_lock
 
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import jupyterlab_driver as jd  # noqa: E402
@@ -85,7 +85,7 @@ def test_parallel_run_keeps_the_callers_thread_count():
 def test_cache_lock_lets_one_process_in_at_a_time(tmp_path):
     """A second process asking for the same entry waits until the first lets go."""
     entry = tmp_path / "model.pt"
-    script = ("import sys, time; from helpers._cache import cache_lock\n"
+    script = ("import sys, time; from helpers.cache import cache_lock\n"
               "with cache_lock(sys.argv[1]):\n    print(time.monotonic(), flush=True)\n")
     with cache_lock(entry):
         child = subprocess.Popen([sys.executable, "-c", script, str(entry)],

@@ -1,11 +1,11 @@
-"""helpers.toy_language: generator, parser, exact probabilities and entropy."""
+"""helpers.data.toy_language: generator, parser, exact probabilities and entropy."""
 
 import math
 import random
 
 import pytest
 
-from helpers import toy_language as tl
+from helpers.data import toy_language as tl
 
 
 def test_sentences_are_seeded_and_parse():

@@ -20,12 +20,11 @@ from helpers import (
 )
 from helpers.data import date_tokenizer
 from helpers.plots import cross_attention_grid, lr_schedule_plot, training_curves
-from helpers.training import (
+from helpers.training import collate, encode_pairs
+from helpers.translator import (
     TRANSLATOR_RECIPE,
     attention_maps,
-    collate,
     cross_attention,
-    encode_pairs,
     train_translator,
     translate,
     translation_message,
@@ -368,7 +367,7 @@ def test_train_translator_cache_gives_the_same_weights(tmp_path, monkeypatch):
 
 def test_train_translator_recipe_fits_the_budget():
     tok = date_tokenizer()
-    from helpers.training import make_translator
+    from helpers.translator import make_translator
 
     model = make_translator(len(tok), device="cpu")
     assert count_parameters(model) <= 500_000
@@ -376,7 +375,7 @@ def test_train_translator_recipe_fits_the_budget():
 
 
 def test_drop_separators_removes_only_separators_between_numbers():
-    from helpers.training import drop_separators
+    from helpers.translator import drop_separators
 
     tok = date_tokenizer()
     texts = ["12-03-2021", "fri 2021 3 1", "12 mar 2021", "2021.03.12", "12/3/21"]
@@ -425,15 +424,15 @@ def test_train_translator_trains_with_the_recipes_threads(tmp_path, monkeypatch)
     monkeypatch.setitem(TRANSLATOR_RECIPE, "n_val_logged", 20)
     before = torch.get_num_threads()
     seen = []
-    import helpers.training as training
+    import helpers.translator as translator
 
-    real = training.train_seq2seq
+    real = translator.train_seq2seq
 
     def spy(*args, **kwargs):
         seen.append(torch.get_num_threads())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(training, "train_seq2seq", spy)
+    monkeypatch.setattr(translator, "train_seq2seq", spy)
     _, _, history = train_translator(seed=5, steps=2, device="cpu", cache=False)
     assert seen == [TRANSLATOR_RECIPE["cpu_threads"]] == [history["threads"]] == [1]
     assert torch.get_num_threads() == before  # restored

@@ -98,7 +98,7 @@ def check_sublayer_connection(fn):
 def input_grad_norm(num_layers: int, norm_first: bool, seeds=(0, 1, 2), d_model: int = 32) -> float:
     """The reference measurement of exercise 3: the norm of the gradient of the loss with respect
     to the encoder's input, at initialisation (the set-up of section 6), averaged over ``seeds``."""
-    from helpers import Encoder
+    from ..layers import Encoder
 
     total = 0.0
     for seed in seeds:

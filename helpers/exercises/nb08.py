@@ -78,7 +78,8 @@ def check_cross_attention_zeros(fn):
     """``fn(src, tgt, pad_id)``: source ids (B, Ls) and decoder-input ids (B, Lt) -> a boolean
     (B, Lt, Ls) tensor, True exactly where a decoder's cross-attention weight is 0 (for every head
     and layer). Verified by running a decoder."""
-    from helpers import Decoder, padding_mask, target_mask
+    from ..attention import padding_mask, target_mask
+    from ..layers import Decoder
 
     src = torch.tensor([[5, 6, 7, 8, 9], [5, 6, 7, 0, 0]])  # (B, Ls) = (2, 5), 0 = <pad>
     tgt = torch.tensor([[1, 3, 4, 5], [1, 3, 0, 0]])  # (B, Lt) = (2, 4), padded target too

@@ -88,7 +88,8 @@ SHAPE_STEPS = ("decoder input", "memory", "queries per head (cross-attention)",
 def _true_shapes() -> dict[str, tuple[int, ...]]:
     """Run the stated model on a batch of 4 sources of 9 ids and 4 targets of 7 ids (<bos> .. <eos>)
     and record the shapes (with hooks, nothing computed by hand)."""
-    from helpers import Transformer, padding_mask, target_mask
+    from ..attention import padding_mask, target_mask
+    from ..transformer import Transformer
 
     torch.manual_seed(0)
     model = Transformer(**SHAPE_MODEL, dropout=0.0).eval()

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from .. import toy_language as tl
+from ..data import toy_language as tl
 from ..gpt import GPT
 from ._common import call, checker
 

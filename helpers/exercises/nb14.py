@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from ..induction import induction_score, per_position_loss, previous_token_score, repeated_tokens
+from ..data.repeated import repeated_tokens
+from ..induction import induction_score, per_position_loss, previous_token_score
 from ._common import call, checker
 
 __all__ = ["check_ablation_guess", "check_induction_score", "check_previous_token_score"]

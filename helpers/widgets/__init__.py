@@ -1,6 +1,7 @@
 """Interactive widgets, one module per notebook or concept. Each widget is a ``ViewWidget`` (see
 ``_shell``): standard ipywidgets controls wired to a pure view function that computes or draws what
-the widget shows, unit-tested in tests/ (nbval never moves a slider). Displayed, every widget also
+the widget shows, unit-tested in tests/ (nbval never moves a slider). Widgets sit on top of
+everything else: they use the blocks and ``helpers.plots``, and nothing below imports them. Displayed, every widget also
 carries a PNG of its first state and a text, shown where no kernel runs (GitHub, nbviewer).
 
 - ``alignment`` (notebook 00): word alignments between languages;
@@ -22,12 +23,18 @@ from .alignment import ALIGNMENTS, alignment_matrix, alignment_view, alignment_w
 from .cross_attention import cross_attention_view, cross_attention_widget
 from .gradients import grad_norm_view, grad_norm_widget
 from .heads import head_heatmap_figure, head_picker
-from .induction import induction_widget
+from .induction import induction_view, induction_widget
 from .kv_cache import kv_cache_view, kv_cache_widget
 from .masks import MASK_KINDS, build_mask, mask_explorer, mask_explorer_figure, mask_explorer_view
 from .online_softmax import online_softmax_view, online_softmax_widget
 from .positions import position_dimension_figure, position_explorer
-from .sampling import sampling_widget, sampling_widget_view
+from .sampling import (
+    SamplingView,
+    sampling_figure,
+    sampling_view,
+    sampling_widget,
+    sampling_widget_view,
+)
 from .temperature import (
     parse_scores,
     softmax_with_temperature,
@@ -38,6 +45,7 @@ from .translator import translator_view, translator_widget
 
 __all__ = [
     "ALIGNMENTS",
+    "SamplingView",
     "LIVE_HINT",
     "MASK_KINDS",
     "ViewWidget",
@@ -52,6 +60,7 @@ __all__ = [
     "grad_norm_widget",
     "head_heatmap_figure",
     "head_picker",
+    "induction_view",
     "induction_widget",
     "kv_cache_view",
     "kv_cache_widget",
@@ -63,6 +72,8 @@ __all__ = [
     "parse_scores",
     "position_dimension_figure",
     "position_explorer",
+    "sampling_figure",
+    "sampling_view",
     "sampling_widget",
     "sampling_widget_view",
     "show_view",

@@ -12,7 +12,8 @@ def kv_cache_view(num_layers: int, num_heads: int, head_dim: int, num_kv_heads: 
     """What the widget shows: the cache size of MHA, GQA and MQA (and GQA with a sliding window
     when ``window`` > 0) for contexts up to ``max_context``. Bad settings (kv heads that do not
     divide the heads, a size < 1, an unknown dtype) give a message (str) instead of a Figure."""
-    from ..modern import KV_DTYPES, kv_cache_bytes, kv_cache_curves, kv_cache_plot
+    from ..modern import KV_DTYPES, kv_cache_bytes, kv_cache_curves
+    from ..plots import kv_cache_plot
 
     try:
         curves = kv_cache_curves(num_layers, num_heads, head_dim, num_kv_heads, max_context, batch_size,

@@ -16,7 +16,7 @@ def translator_view(model, tokenizer, text: str, layer: int = 1, head="mean", ma
     (``helpers.data.check_date_text``).
     """
     from ..data import check_date_text, normalize_date_text
-    from ..training import cross_attention, translation_message
+    from ..translator import cross_attention, translation_message
 
     message = check_date_text(text, tokenizer, model.pos.max_len)
     if message is not None:

@@ -1,8 +1,11 @@
-"""One process at a time per cache entry of a trained model.
+"""The on-disk cache of trained models: where it lives, one process at a time per entry, and the
+keys that say when a model must be trained again.
 
 When the test suite runs notebooks in parallel (pytest-xdist workers, the browser tests'
 JupyterLab), two kernels can ask for the same model at once. Whoever takes the lock first trains and
 saves; the others wait, then find the file and load it, instead of training the same model again.
+
+This module imports nothing else from ``helpers``: the training code and the notebooks build on it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,17 @@ try:
     import fcntl
 except ImportError:  # Windows: no lock; parallel runs may then train twice (files are still
     fcntl = None  # written atomically, so nobody reads half a file)
+
+
+def cache_folder() -> Path:
+    """Where trained models are kept: $ATTENTION_TUTORIAL_CACHE if set, else ``.cache/`` in the
+    repository (next to the helpers package), else ~/.cache/attention-tutorial."""
+    if os.environ.get("ATTENTION_TUTORIAL_CACHE"):
+        return Path(os.environ["ATTENTION_TUTORIAL_CACHE"])
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").exists():
+        return root / ".cache"
+    return Path.home() / ".cache" / "attention-tutorial"
 
 
 @contextmanager
@@ -51,7 +65,7 @@ def tensor_digest(*tensors: torch.Tensor) -> str:
 def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: dict,
                   cache: bool = True, threads: int | None = None) -> tuple[nn.Module, dict]:
     """``train()`` trains ``model`` (freshly initialised) in place and returns its history; with
-    ``cache`` the trained weights and history are kept on disk (``helpers.training.cache_folder()``)
+    ``cache`` the trained weights and history are kept on disk (``cache_folder()``)
     and loaded the next time instead: the same tensors, bit for bit, as training again.
 
     The file's key covers ``key`` (what the caller knows changes the result: steps, learning rate,
@@ -60,8 +74,6 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
     train as fast on one thread, and then the weights do not depend on OMP_NUM_THREADS.
     Returns ``(model, history)``, the model in eval mode; ``history["cached"]`` says which happened.
     """
-    from .training import cache_folder  # here: training imports this module
-
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):
         raise ValueError(f"load_or_train: threads must be None or an int >= 1, got {threads!r}")

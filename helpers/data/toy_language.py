@@ -28,6 +28,8 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 
+import torch
+
 __all__ = [
     "GRAMMAR",
     "VOCAB",
@@ -39,6 +41,7 @@ __all__ = [
     "is_sentence",
     "log_prob",
     "num_sentences",
+    "pack_sentences",
     "sentences",
     "shape",
     "tokenize",
@@ -242,3 +245,26 @@ def entropy_per_token() -> float:
 def num_sentences() -> int:
     """How many different sentences the language has (it is finite)."""
     return _sym_stats("S")[2]
+
+
+# ---------------------------------------------------------------- rows for training
+def pack_sentences(token_ids: Sequence[Sequence[int]], length: int = 32, start_id: int = 1,
+                   pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Notebook 12's rows: each starts with ``start_id`` ("." in the toy language) followed by as
+    many whole sentences (lists of ids) as fit in ``length`` + 1 tokens, padded with ``pad_id``.
+    Returns inputs (N, length) and next-token labels (N, length), -100 at padding (not scored)."""
+    if isinstance(length, bool) or not isinstance(length, int) or length < 2:
+        raise ValueError(f"pack_sentences: length must be an int >= 2, got {length!r}")
+    rows, row = [], [start_id]
+    for ids in token_ids:
+        if len(ids) + 1 > length + 1:
+            raise ValueError(f"pack_sentences: a sentence of {len(ids)} tokens does not fit a row of "
+                             f"length {length}")
+        if len(row) + len(ids) > length + 1:
+            rows.append(row + [pad_id] * (length + 1 - len(row)))
+            row = [start_id]
+        row += list(ids)
+    t = torch.tensor(rows + [row + [pad_id] * (length + 1 - len(row))])  # (N, length + 1)
+    x, y = t[:, :-1], t[:, 1:].clone()
+    y[y == pad_id] = -100  # padding is not scored
+    return x, y

@@ -1,18 +1,19 @@
-"""helpers.gpt_widgets: the sampling widget's pure view and the notebook 12 figures."""
+"""Notebook 12's sampling widget (its pure view, helpers.widgets.sampling), its figures
+(helpers.plots.gpt) and sample_sentences (helpers.gpt)."""
 
 import torch
 
 from helpers import GPT
-from helpers import toy_language as tl
-from helpers.gpt_widgets import (
+from helpers.data import toy_language as tl
+from helpers.gpt import sample_sentences
+from helpers.plots import loss_vs_entropy_plot, tradeoff_plot
+from helpers.widgets import (
     SamplingView,
-    loss_vs_entropy_plot,
-    sample_sentences,
     sampling_figure,
     sampling_view,
-    tradeoff_plot,
+    sampling_widget,
+    sampling_widget_view,
 )
-from helpers.widgets import sampling_widget, sampling_widget_view
 
 
 def model():

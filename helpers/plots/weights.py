@@ -1,17 +1,14 @@
-"""Plots shared by the notebooks, in one style.
+"""Pictures of attention weights (notebooks 00–10, 14): heatmaps and bar charts.
 
-- Crisp and legible: 100 dpi, tick labels of at least 8 pt, a white figure background (readable in
-  JupyterLab's light and dark themes), colour-blind safe colour maps (viridis / cividis).
 - A colour bar wherever colour encodes a value; heatmaps that are compared share one scale
   (``attention_heatmap(..., vmin=, vmax=)``, or ``attention_heatmaps`` for several side by side
-  with one colour bar).
+  with one colour bar; ``cross_attention_grid`` for every layer and head of a translator).
 - Masked entries (``mask=``, False = masked) are drawn hatched grey, unlike small weights.
-- Long tick labels are shortened and rotated, and crowded ones thinned, so that none overlap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -20,53 +17,9 @@ import torch
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Rectangle
 
-__all__ = [
-    "MIN_FONT_PT",
-    "attention_heatmap",
-    "attention_heatmaps",
-    "cost_plot",
-    "cross_attention_grid",
-    "grad_norm_lines",
-    "lr_schedule_plot",
-    "online_softmax_figure",
-    "training_curves",
-    "use_tutorial_style",
-    "weight_bars",
-]
+from .style import MASK_STYLE, MIN_FONT_PT, _fit_tick_labels, _short, _tick_texts
 
-MIN_FONT_PT = 8  # no text in a figure is smaller than this
-MASK_STYLE = {"facecolor": "0.82", "edgecolor": "0.45", "hatch": "///"}  # masked cells
-MAX_LABEL_CHARS = 12  # longer tick labels are shortened with "…"
-
-STYLE = {
-    "figure.dpi": 100,  # crisp on a laptop screen; the notebooks stay well under 1 MB
-    "savefig.dpi": "figure",
-    "figure.facecolor": "white",
-    "figure.edgecolor": "white",
-    "axes.facecolor": "white",
-    "savefig.facecolor": "white",
-    "savefig.edgecolor": "white",
-    "axes.edgecolor": "black",
-    "axes.labelcolor": "black",
-    "text.color": "black",
-    "xtick.color": "black",
-    "ytick.color": "black",
-    "image.cmap": "viridis",
-    "axes.grid": False,
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
-    "figure.titlesize": 12,
-    "hatch.linewidth": 0.8,
-}
-
-
-def use_tutorial_style() -> None:
-    """Apply the tutorial's matplotlib defaults (call once at the top of a notebook)."""
-    mpl.rcParams.update(STYLE)
+__all__ = ["attention_heatmap", "attention_heatmaps", "cross_attention_grid", "weight_bars"]
 
 
 # ---- checks and tick labels ----------------------------------------------------------------------
@@ -86,51 +39,6 @@ def _as_2d(weights, name: str = "weights", fn: str = "attention_heatmap") -> tor
         raise ValueError(f"{fn}: {name} is empty, shape {tuple(w.shape)}; expected at least one "
                          "query (row) and one key (column)")
     return w
-
-
-def _tick_texts(labels, n: int, name: str, fn: str, shape: tuple | None = None) -> list[str]:
-    """Tick labels as short strings: numbers are written with str(), a str gives one label per
-    character, a label longer than MAX_LABEL_CHARS is cut with "…"."""
-    if labels is None:
-        return [str(i) for i in range(n)]
-    try:  # a str gives one label per character
-        labels = list(labels)
-    except TypeError:
-        raise TypeError(f"{fn}: {name} must be a sequence of labels, got "
-                        f"{type(labels).__name__}") from None
-    if len(labels) != n:
-        what = f"the matrix {tuple(shape)}" if shape is not None else "the matrix"
-        raise ValueError(f"{name} has {len(labels)} labels but {what} needs {n}")
-    return [_short(str(t)) for t in labels]
-
-
-def _short(text: str, limit: int = MAX_LABEL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _fit_tick_labels(*axes: plt.Axes, margin: float = 0.85) -> None:
-    """Rotate x tick labels that are wider than their cell, and show only every k-th label where
-    even rotated ones would touch (measured after a layout pass, so that no two labels overlap)."""
-    if not axes:
-        return
-    axes[0].figure.draw_without_rendering()  # runs the layout engine, if any; sizes the text
-    for ax in axes:
-        box = ax.get_window_extent()
-        for axis, size in ((ax.xaxis, box.width), (ax.yaxis, box.height)):
-            ticks = [t for t in axis.get_ticklabels() if t.get_text()]
-            if not ticks:
-                continue
-            cell = margin * size / len(ticks)
-            extents = [t.get_window_extent() for t in ticks]
-            if axis is ax.xaxis and max(e.width for e in extents) > cell:
-                for t in ticks:
-                    t.set_rotation(90)
-            along = max(e.height for e in extents) if axis is ax.yaxis or ticks[0].get_rotation() \
-                else max(e.width for e in extents)
-            step = int(np.ceil(along / max(cell, 1e-6)))
-            if step > 1:
-                for i, t in enumerate(ticks):
-                    t.set_visible(i % step == 0)
 
 
 def _annotate(ax, w: np.ndarray, im, keep: np.ndarray | None) -> None:
@@ -395,171 +303,7 @@ def weight_bars(
     return fig
 
 
-# --- Notebook 07: gradient norms per layer, post-LN vs pre-LN --------------------------------
-LINE_STYLES = {"post-LN": ("#440154", "o-"), "pre-LN": ("#21918c", "s--")}  # viridis ends
-
-
-def grad_norm_lines(
-    series: dict[str, Sequence[float]],
-    x: Sequence[float] | None = None,
-    xlabel: str = "layer (1 = nearest the input)",
-    ylabel: str = "gradient norm",
-    title: str | None = None,
-    ax: plt.Axes | None = None,
-) -> plt.Figure:
-    """One line per entry of ``series`` ({label: values}) against ``x`` (default 1..N).
-
-    Labels "post-LN" and "pre-LN" get fixed colours and markers (also told apart without colour).
-    Returns the Figure.
-    """
-    if not isinstance(series, Mapping) or not series:
-        raise ValueError(f"grad_norm_lines: series must be a non-empty dict {{label: values}}, "
-                         f"got {_short(repr(series), 60)}")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5.5, 3.2))
-    fig = ax.figure
-    for label, values in series.items():
-        values = [float(v) for v in values]
-        xs = list(x) if x is not None else list(range(1, len(values) + 1))
-        if len(xs) != len(values):
-            raise ValueError(f"series {label!r} has {len(values)} values but x has {len(xs)}")
-        colour, fmt = LINE_STYLES.get(label, (None, "o-"))
-        ax.plot(xs, values, fmt, color=colour, label=label)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
-    ax.legend()
-    if title:
-        ax.set_title(title)
-    return fig
-
-
 # ---- notebook 11: cost of attention, online softmax -------------------------------------------
-
-
-def cost_plot(lengths, series: dict, ylabel: str, ax: plt.Axes | None = None,
-              title: str | None = None) -> plt.Figure:
-    """Log-log plot of costs against sequence length, one line per entry of ``series``
-    (label -> values); each legend entry gives the fitted slope, the exponent p in cost ~ T**p."""
-    from .efficient import loglog_slope
-
-    if not isinstance(series, Mapping) or not series:
-        raise ValueError(f"cost_plot: series must be a non-empty dict {{label: values}}, "
-                         f"got {_short(repr(series), 60)}")
-    lengths = [float(t) for t in lengths]
-    for label, values in series.items():
-        if len(values) != len(lengths):
-            raise ValueError(f"series {label!r} has {len(values)} values for {len(lengths)} lengths")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5, 3.6))
-    fig = ax.figure
-    markers = "osD^v"
-    colors = mpl.colormaps["viridis"]([0.15, 0.65, 0.9, 0.4, 0.8])
-    for i, (label, values) in enumerate(series.items()):
-        slope = loglog_slope(lengths, values)
-        ax.plot(lengths, [float(v) for v in values], marker=markers[i % 5],
-                color=colors[i % 5], label=f"{label} (slope {slope:.2f})")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("sequence length L")
-    ax.set_ylabel(ylabel)
-    ax.legend()
-    if title:
-        ax.set_title(title)
-    return fig
-
-
-def online_softmax_figure(x, block_size: int) -> plt.Figure:
-    """Online softmax of a 1-D ``x`` block by block: top, the values (blocks shaded alternately)
-    and the running max m after each block; bottom, the running sum l after each block."""
-    from .efficient import online_softmax_steps
-
-    x = torch.as_tensor(x).detach().to("cpu", torch.float64)
-    steps = online_softmax_steps(x, block_size)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 4.4), sharex=True,
-                                      gridspec_kw={"height_ratios": [3, 2]})
-    idx = range(x.numel())
-    top.bar(idx, x.tolist(), color=mpl.colormaps["viridis"](0.35), label="x")
-    for i, s in enumerate(steps):
-        if i % 2 == 0:
-            top.axvspan(s["start"] - 0.5, s["stop"] - 0.5, color="0.9", zorder=0)
-            bottom.axvspan(s["start"] - 0.5, s["stop"] - 0.5, color="0.9", zorder=0)
-    top.hlines([s["max"] for s in steps], [s["start"] - 0.5 for s in steps],
-               [s["stop"] - 0.5 for s in steps], colors=[mpl.colormaps["viridis"](0.85)],
-               lw=2, label="running max m after the block")
-    top.set_ylabel("value")
-    top.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=MIN_FONT_PT + 1, frameon=False)
-    fig.suptitle(f"online softmax, block_size={block_size}: {len(steps)} blocks")
-    bottom.bar([(s["start"] + s["stop"] - 1) / 2 for s in steps], [s["sum"] for s in steps],
-               width=[s["stop"] - s["start"] - 0.2 for s in steps],
-               color=mpl.colormaps["viridis"](0.6))
-    bottom.set_ylabel("running sum l")
-    bottom.set_xlabel("position in x (blocks shaded)")
-    bottom.set_xticks(list(idx))
-    fig.tight_layout()
-    return fig
-
-
-# --- Notebook 10: training curves, learning-rate schedule, cross-attention grid --------------
-def training_curves(history: dict, ax=None) -> plt.Figure:
-    """Two panels: training loss per logged step, and validation exact-match accuracy
-    (``history["val_acc"]``, logged at ``history["step"]``) when present."""
-    if not isinstance(history, Mapping):
-        raise TypeError(f"training_curves: history must be the dict train_seq2seq returns, got "
-                        f"{type(history).__name__}")
-    missing = [k for k in ("step", "loss") if k not in history]
-    if missing:
-        raise ValueError(f"training_curves: history needs the keys 'step' and 'loss' (lists of "
-                         f"equal length), missing {missing}; got keys {sorted(history)}")
-    steps, loss = list(history["step"]), list(history["loss"])
-    if not steps or len(steps) != len(loss):
-        raise ValueError(f"training_curves: history['step'] and history['loss'] must be non-empty "
-                         f"and of equal length, got {len(steps)} and {len(loss)}")
-    has_acc = bool(history.get("val_acc"))
-    if has_acc and len(history["val_acc"]) != len(steps):
-        raise ValueError(f"training_curves: history['val_acc'] has {len(history['val_acc'])} "
-                         f"values for {len(steps)} steps")
-    if ax is None:
-        fig, axes = plt.subplots(1, 2 if has_acc else 1, figsize=(9 if has_acc else 4.5, 3.2),
-                                 squeeze=False)
-        axes = list(axes[0])
-    else:
-        axes = list(np.ravel(ax)) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
-        if len(axes) < (2 if has_acc else 1):
-            raise ValueError(f"training_curves: ax must give {2 if has_acc else 1} Axes, got "
-                             f"{len(axes)}")
-        fig = axes[0].figure
-    axes[0].plot(steps, loss, marker="o", ms=3, color="#0072B2")
-    axes[0].set_xlabel("training step")
-    axes[0].set_ylabel("loss (label-smoothed cross-entropy)")
-    axes[0].set_title("training loss")
-    if has_acc:
-        axes[1].plot(steps, history["val_acc"], marker="o", ms=3, color="#D55E00")
-        axes[1].set_xlabel("training step")
-        axes[1].set_ylabel("exact-match accuracy (validation)")
-        axes[1].set_ylim(0, 1.02)
-        axes[1].set_title("validation accuracy, greedy decoding")
-    if ax is None:
-        fig.tight_layout()
-    return fig
-
-
-def lr_schedule_plot(lrs: Sequence[float], warmup_steps: int | None = None, ax=None) -> plt.Figure:
-    """The learning rate at every step; a dotted line marks the end of the warm-up."""
-    if len(lrs) == 0:
-        raise ValueError("lr_schedule_plot: lrs is empty; expected one learning rate per step")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5, 3))
-    fig = ax.figure
-    ax.plot(range(len(lrs)), list(lrs), color="#0072B2")
-    if warmup_steps:
-        ax.axvline(warmup_steps, color="gray", ls=":", label=f"end of warm-up (step {warmup_steps})")
-        ax.legend()
-    ax.set_xlabel("training step")
-    ax.set_ylabel("learning rate")
-    ax.set_title("warm-up, then cosine decay")
-    fig.tight_layout()
-    return fig
 
 
 def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequence[str],

@@ -1,0 +1,76 @@
+"""The data sets of the notebooks, generated from seeds (nothing is downloaded):
+
+- ``dates`` (notebook 10): dates as people write them -> ISO dates, and the translator's tokenizer;
+- ``tokenizers``: ``CharTokenizer``, one id per character (notebooks 09 and 12);
+- ``toy_embeddings`` (notebooks 01 and 03): the hand-made sentence "the big cat chased a mouse";
+- ``toy_language`` (notebooks 12 and 13): a small language with a parser and an exact entropy;
+- ``repeated`` (notebook 14): random tokens that repeat.
+
+The names of ``dates`` and ``tokenizers`` are also importable from here
+(``from helpers.data import date_tokenizer``); the other data sets are used as modules
+(``from helpers.data import toy_language as tl``).
+"""
+
+from . import repeated, toy_embeddings, toy_language
+from .dates import (
+    DATA_VERSION,
+    DAY_STYLES,
+    FIRST_DATE,
+    HELD_OUT_GROUPS,
+    LAST_DATE,
+    MONTH_STYLES,
+    ORDERS,
+    SEPARATORS,
+    UNSEEN_FORMATS,
+    WEEKDAY_STYLES,
+    YEAR_STYLES,
+    DateStyle,
+    DateTokenizer,
+    check_date_text,
+    date_splits,
+    date_tokenizer,
+    family_of,
+    held_out_combination_pairs,
+    held_out_group,
+    held_out_group_pairs,
+    held_out_styles,
+    in_distribution_styles,
+    iso_or_none,
+    normalize_date_text,
+    parse_iso,
+    read_date,
+)
+from .tokenizers import CharTokenizer
+
+__all__ = [
+    "CharTokenizer",
+    "DATA_VERSION",
+    "DAY_STYLES",
+    "FIRST_DATE",
+    "HELD_OUT_GROUPS",
+    "LAST_DATE",
+    "MONTH_STYLES",
+    "ORDERS",
+    "SEPARATORS",
+    "UNSEEN_FORMATS",
+    "WEEKDAY_STYLES",
+    "YEAR_STYLES",
+    "check_date_text",
+    "date_splits",
+    "date_tokenizer",
+    "DateStyle",
+    "DateTokenizer",
+    "family_of",
+    "held_out_combination_pairs",
+    "held_out_group",
+    "held_out_group_pairs",
+    "held_out_styles",
+    "in_distribution_styles",
+    "iso_or_none",
+    "normalize_date_text",
+    "parse_iso",
+    "read_date",
+    "repeated",
+    "toy_embeddings",
+    "toy_language",
+]

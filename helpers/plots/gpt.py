@@ -1,0 +1,42 @@
+"""Figures of notebook 12: the language model's loss against the language's entropy, and the
+quality–diversity trade-off of sampling."""
+
+from __future__ import annotations
+
+__all__ = ["loss_vs_entropy_plot", "tradeoff_plot"]
+
+
+def loss_vs_entropy_plot(history: dict, entropy: float, val_loss: float | None = None, ax=None):
+    """Training loss per logged step, and the language's entropy rate as a horizontal line."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3))
+    ax.plot(history["step"], history["loss"], marker="o", label="training loss")
+    ax.axhline(entropy, color="black", linestyle="--", label="entropy of the language")
+    if val_loss is not None:
+        ax.plot([history["step"][-1]], [val_loss], marker="s", color="C3", linestyle="none",
+                label="validation loss")
+    ax.set_xlabel("step")
+    ax.set_ylabel("nats per token")
+    ax.legend()
+    return ax.figure
+
+
+def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None,
+                  diversity_label: str = "distinct sentences"):
+    """Share of samples that parse (left axis) and a diversity count, e.g. the number of distinct
+    sentences (right axis), against temperature or top-p."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3))
+    ax.plot(values, parse_share, marker="o", color="C0", label="share that parses")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("share that parses", color="C0")
+    twin = ax.twinx()
+    twin.plot(values, distinct, marker="s", color="C1", label=diversity_label)
+    twin.set_ylim(0, n * 1.05)
+    twin.set_ylabel(f"{diversity_label} (of {n})", color="C1")
+    return ax.figure
