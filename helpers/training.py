@@ -1,4 +1,8 @@
-"""How every model of the tutorial is trained:
+"""How every model of the tutorial is trained: one loop, three uses.
+
+``train_loop`` is the step every training shares: draw a batch, compute the loss, set the
+learning rate of the warm-up-then-cosine schedule (``warmup_lr``), backpropagate, clip the gradient,
+take an optimiser step, and log the mean loss every ``log_every`` steps. On top of it:
 
 - ``train_seq2seq`` (notebooks 09–10): an encoder–decoder on (source, target) text pairs, with
   padded batches and their masks (``collate``), label-smoothed cross-entropy and Adam;
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -38,6 +42,7 @@ __all__ = [
     "train_induction_model",
     "train_lm",
     "train_lm_cached",
+    "train_loop",
     "train_seq2seq",
     "warmup_lr",
 ]
@@ -140,6 +145,58 @@ def count_parameters(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
+def _check_steps(**values) -> None:
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+
+
+def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterator,
+               loss_of: Callable[[object], torch.Tensor], steps: int, peak_lr: float,
+               warmup_steps: int, clip_norm: float | None = 1.0, log_every: int = 50,
+               callback: Callable[[int, dict], None] | None = None,
+               history: dict | None = None) -> dict:
+    """The training step every model here shares, ``steps`` times.
+
+    Each step takes the next batch from ``batches``, computes ``loss_of(batch)`` (a scalar
+    tensor), sets the learning rate ``warmup_lr(step, peak_lr, warmup_steps, steps)``,
+    backpropagates, clips the gradient norm to ``clip_norm`` (None: no clipping) and updates.
+    Every ``log_every`` steps (and after the last) it appends to ``history``: ``step``, ``loss``
+    (the mean over those steps), ``lr``, ``seconds`` (wall clock, for information only) and, if
+    ``history`` has a ``grad_norm`` list, the gradient norm before clipping; then it calls
+    ``callback(step, history)``. Returns ``history``, the model in eval mode.
+    """
+    if history is None:
+        history = {"step": [], "loss": [], "lr": [], "seconds": []}
+    running, start = [], time.perf_counter()
+    model.train()
+    for step in range(steps):
+        batch = next(batches)
+        lr = warmup_lr(step, peak_lr, warmup_steps, steps)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        loss = loss_of(batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = (torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+                     if clip_norm is not None else None)
+        optimizer.step()
+        running.append(loss.item())
+        if (step + 1) % log_every == 0 or step + 1 == steps:
+            history["step"].append(step + 1)
+            history["loss"].append(sum(running) / len(running))
+            history["lr"].append(lr)
+            if "grad_norm" in history:
+                history["grad_norm"].append(float(grad_norm))
+            history["seconds"].append(time.perf_counter() - start)
+            running = []
+            if callback is not None:
+                callback(step + 1, history)
+                model.train()
+    model.eval()
+    return history
+
+
 def train_seq2seq(
     model: torch.nn.Module,
     train_pairs: Sequence[tuple[str, str]],
@@ -168,10 +225,8 @@ def train_seq2seq(
     step (e.g. ``helpers.translator.drop_separators``), drawing its randomness from the run's
     seeded generator.
     """
-    for name, value in (("steps", steps), ("batch_size", batch_size), ("log_every", log_every),
-                        ("length_buckets", length_buckets)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    _check_steps(steps=steps, batch_size=batch_size, log_every=log_every,
+                 length_buckets=length_buckets)
     if len(train_pairs) == 0:
         raise ValueError("train_pairs is empty: give at least one (source, target) pair")
     device = next(model.parameters()).device
@@ -187,7 +242,7 @@ def train_seq2seq(
     batch_size = min(batch_size, len(src_all))
     pool = min(batch_size * length_buckets, len(src_all))
 
-    def batches():  # index tensors of one batch each, forever (a new shuffle every epoch)
+    def indices():  # index tensors of one batch each, forever (a new shuffle every epoch)
         while True:
             order = torch.randperm(len(src_all), generator=gen)
             for i in range(0, len(order) - pool + 1, pool):
@@ -200,35 +255,17 @@ def train_seq2seq(
                 else:
                     yield chunk
 
-    next_batch = batches()
-    running, start = [], time.perf_counter()
-    model.train()
-    for step in range(steps):
-        idx = next(next_batch)
-        src = src_all[idx] if augment is None else augment(src_all[idx], gen)
-        b = _batch_from_ids(src, tgt_all[idx], tokenizer.pad_id).to(device)
-        lr = warmup_lr(step, peak_lr, warmup_steps, steps)
-        for group in opt.param_groups:
-            group["lr"] = lr
+    def batches():  # padded batches with their masks, on the model's device
+        for idx in indices():
+            src = src_all[idx] if augment is None else augment(src_all[idx], gen)
+            yield _batch_from_ids(src, tgt_all[idx], tokenizer.pad_id).to(device)
+
+    def loss_of(b: Seq2SeqBatch) -> torch.Tensor:
         logits = model(b.src, b.tgt_in, b.src_mask, b.tgt_mask, need_weights=False)  # (B, Lt, V)
-        loss = label_smoothed_cross_entropy(logits, b.tgt_out, tokenizer.pad_id, smoothing)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-        opt.step()
-        running.append(loss.item())
-        if (step + 1) % log_every == 0 or step + 1 == steps:
-            history["step"].append(step + 1)
-            history["loss"].append(sum(running) / len(running))
-            history["lr"].append(lr)
-            history["grad_norm"].append(float(grad_norm))
-            history["seconds"].append(time.perf_counter() - start)
-            running = []
-            if callback is not None:
-                callback(step + 1, history)
-                model.train()
-    model.eval()
-    return history
+        return label_smoothed_cross_entropy(logits, b.tgt_out, tokenizer.pad_id, smoothing)
+
+    return train_loop(model, opt, batches(), loss_of, steps, peak_lr, warmup_steps, clip_norm,
+                      log_every, callback, history)
 
 
 def train_lm(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, steps: int,
@@ -248,36 +285,23 @@ def train_lm(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, step
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), weight_decay=0.0)
-    history: dict[str, list] = {"step": [], "loss": [], "lr": [], "seconds": []}
-    order, pos, running, start = torch.randperm(len(inputs), generator=gen), 0, [], time.perf_counter()
-    model.train()
-    for step in range(steps):
-        if pos + batch_size > len(order):  # a new epoch: reshuffle
-            order, pos = torch.randperm(len(inputs), generator=gen), 0
-        idx = order[pos: pos + batch_size]
-        pos += batch_size
-        x, y = inputs[idx].to(device), targets[idx].to(device)  # (B, L) each
-        lr = warmup_lr(step, peak_lr, warmup_steps, steps)
-        for group in opt.param_groups:
-            group["lr"] = lr
+
+    def batches():  # (inputs, targets) of one batch each, forever (a new shuffle every epoch)
+        order, pos = torch.randperm(len(inputs), generator=gen), 0
+        while True:
+            if pos + batch_size > len(order):  # a new epoch: reshuffle
+                order, pos = torch.randperm(len(inputs), generator=gen), 0
+            idx = order[pos: pos + batch_size]
+            pos += batch_size
+            yield inputs[idx].to(device), targets[idx].to(device)  # (B, L) each
+
+    def loss_of(batch) -> torch.Tensor:
+        x, y = batch
         logits = model(x)  # (B, L, |V|)
-        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-        opt.step()
-        running.append(loss.item())
-        if (step + 1) % log_every == 0 or step + 1 == steps:
-            history["step"].append(step + 1)
-            history["loss"].append(sum(running) / len(running))
-            history["lr"].append(lr)
-            history["seconds"].append(time.perf_counter() - start)
-            running = []
-            if callback is not None:
-                callback(step + 1, history)
-                model.train()
-    model.eval()
-    return history
+        return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
+
+    return train_loop(model, opt, batches(), loss_of, steps, peak_lr, warmup_steps, clip_norm,
+                      log_every, callback)
 
 
 def train_lm_cached(make_model: Callable[[], nn.Module], inputs: torch.Tensor, targets: torch.Tensor,
@@ -349,37 +373,39 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
 
 def _fit_induction(model, steps, seed, vocab_size, n_range, batch_size, peak_lr, eval_every,
                    eval_n, device) -> dict:
-    """train_induction_model's loop: trains ``model`` in place, returns its history."""
+    """train_induction_model's work: trains ``model`` in place with ``train_loop``, measuring it
+    on one fixed evaluation batch before the first step and every ``eval_every`` steps."""
     lo, hi = n_range
     opt = torch.optim.AdamW(model.parameters(), lr=peak_lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     eval_ids = repeated_tokens(256, eval_n, vocab_size, torch.Generator().manual_seed(seed + 1)).to(device)
     history = {"step": [], "first_half": [], "repeated_half": [], "per_position": [],
                "previous": [], "induction": []}
-    start = time.perf_counter()
-    for step in range(steps + 1):
-        if step % eval_every == 0 or step == steps:
-            model.eval()
-            loss = per_position_loss(model, eval_ids)  # (2n-1,)
-            scores = head_scores(model, eval_ids, eval_n)
-            history["step"].append(step)
-            history["first_half"].append(loss[:eval_n - 1].mean().item())
-            history["repeated_half"].append(loss[eval_n:].mean().item())
-            history["per_position"].append(loss.cpu())
-            history["previous"].append(scores["previous"].cpu())
-            history["induction"].append(scores["induction"].cpu())
-            model.train()
-        if step == steps:
-            break
-        n = int(torch.randint(lo, hi + 1, (1,), generator=gen))
-        ids = repeated_tokens(batch_size, n, vocab_size, gen).to(device)  # (B, 2n)
+
+    def evaluate(step: int, _log=None) -> None:
+        model.eval()
+        loss = per_position_loss(model, eval_ids)  # (2n-1,)
+        scores = head_scores(model, eval_ids, eval_n)
+        history["step"].append(step)
+        history["first_half"].append(loss[:eval_n - 1].mean().item())
+        history["repeated_half"].append(loss[eval_n:].mean().item())
+        history["per_position"].append(loss.cpu())
+        history["previous"].append(scores["previous"].cpu())
+        history["induction"].append(scores["induction"].cpu())
+
+    def batches():  # a new period n for every batch
+        while True:
+            n = int(torch.randint(lo, hi + 1, (1,), generator=gen))
+            yield repeated_tokens(batch_size, n, vocab_size, gen).to(device)  # (B, 2n)
+
+    def loss_of(ids: torch.Tensor) -> torch.Tensor:
         logits = model(ids[:, :-1])  # (B, 2n-1, V)
-        loss = F.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
-        for group in opt.param_groups:
-            group["lr"] = warmup_lr(step, peak_lr, warmup_steps=steps // 20 + 1, total_steps=steps)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        return F.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
+
+    start = time.perf_counter()
+    evaluate(0)
+    train_loop(model, opt, batches(), loss_of, steps, peak_lr, warmup_steps=steps // 20 + 1,
+               clip_norm=None, log_every=eval_every, callback=evaluate)
     history["seconds"] = time.perf_counter() - start
     history["chance"] = math.log(vocab_size)
     return history
