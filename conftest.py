@@ -1,9 +1,18 @@
-"""Root pytest configuration: point nbval at our sanitize file wherever pytest is started from, and
-put the slowest test files first."""
+"""Root pytest configuration: point nbval at our sanitize file wherever pytest is started from, put
+the slowest test files first, and keep the robustness checks of the notebooks' conclusions
+(tests/conclusions, marker ``conclusions``) out of a run unless it asks for them."""
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent
+
+# The checks that every experimental conclusion of a notebook survives other seeds, the notebook's
+# own variations and the control that would refute it (CONTRIBUTING.md). They train many small
+# models, so they take minutes: `python3 tasks.py test --conclusions` adds them to the suite (CI
+# does), `python3 tasks.py test -m conclusions` runs only them.
+CONCLUSIONS = "tests/conclusions/"
 
 # The files that take longest, longest first. `tasks.py test` runs the suite in pytest-xdist workers
 # that take whole files in collection order (`--dist loadfile --no-loadscope-reorder`): starting
@@ -12,6 +21,7 @@ ROOT = Path(__file__).parent
 # through helpers' on-disk cache, under a lock: whichever run of notebook 10 (nbval, its solutions
 # or the browser) comes first trains the translator, and the others wait for it and load it.
 SLOW_FIRST = (
+    CONCLUSIONS,
     "tests/browser/",
     "notebooks/10_",
     "notebooks/12_",
@@ -26,11 +36,33 @@ def slow_rank(nodeid: str) -> int:
                 len(SLOW_FIRST))
 
 
+def pytest_addoption(parser):
+    parser.addoption("--conclusions", action="store_true", default=False,
+                     help="also run tests/conclusions (marker 'conclusions'): the robustness checks "
+                          "of the notebooks' conclusions, which take minutes")
+
+
+def wants_conclusions(run_them: bool, markexpr: str) -> bool:
+    """Whether a run keeps the conclusions tests: asked for with --conclusions, or named in -m."""
+    return run_them or "conclusions" in markexpr
+
+
 def pytest_configure(config):
     if getattr(config.option, "nbval_sanitize_with", None) is None:
         config.option.nbval_sanitize_with = str(ROOT / "tests" / "nbval_sanitize.cfg")
 
 
+@pytest.hookimpl(tryfirst=True)  # mark before `-m` selects
 def pytest_collection_modifyitems(config, items):
-    """Slow files first (stable otherwise: the rest keeps pytest's order)."""
+    """Slow files first (stable otherwise: the rest keeps pytest's order); every test under
+    tests/conclusions carries the ``conclusions`` marker, and is left out unless asked for."""
     items.sort(key=lambda item: slow_rank(item.nodeid))
+    if config is None:
+        return
+    conclusions = [item for item in items if item.nodeid.startswith(CONCLUSIONS)]
+    for item in conclusions:
+        item.add_marker(pytest.mark.conclusions)
+    if conclusions and not wants_conclusions(config.getoption("--conclusions"),
+                                             config.option.markexpr or ""):
+        config.hook.pytest_deselected(items=conclusions)
+        items[:] = [item for item in items if not item.nodeid.startswith(CONCLUSIONS)]

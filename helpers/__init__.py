@@ -8,7 +8,8 @@ Where things live (CONTRIBUTING.md has the map and the rules): the blocks, one m
 and notebook (``attention``, ``positional``, ``layers``, ``transformer``, ``decoding``,
 ``efficient``, ``sampling``, ``gpt``, ``modern``, ``induction``); the data sets (``data``); on top
 of them ``training`` (one loop), ``translator`` (notebook 10's application) and ``cache`` (trained
-models on disk); and on top of everything ``plots``, ``widgets`` and ``exercises``.
+models on disk); and on top of everything ``plots``, ``widgets`` and ``exercises``. ``claims``
+holds the readable checks of the lessons.
 """
 
 from . import _inline  # noqa: F401  (figures show inline in kernels even under MPLBACKEND=Agg)
@@ -22,6 +23,7 @@ from .attention import (
     target_mask,
 )
 from .cache import train_once
+from .claims import claim, claim_close
 from .data import CharTokenizer, date_splits
 from .decoding import beam_search, greedy_decode
 from .diagrams import show_diagram
@@ -55,6 +57,8 @@ __all__ = [
     "apply_rope",
     "beam_search",
     "causal_mask",
+    "claim",
+    "claim_close",
     "copy_attention_weights",
     "count_parameters",
     "date_splits",

@@ -109,3 +109,44 @@ def test_lab_kernels_share_the_repository_cache(tmp_path, monkeypatch):
 def test_the_cache_is_neither_copied_nor_committed():
     assert ".cache" in jd.COPY_IGNORE(str(ROOT), [".cache", "notebooks"])
     assert ".cache/" in (ROOT / ".gitignore").read_text().split()
+
+
+@pytest.mark.parametrize(("run_them", "markexpr", "kept"), [
+    (False, "", False), (True, "", True), (False, "conclusions", True),
+    (False, "not browser", False), (True, "not browser", True),
+])
+def test_conclusions_run_only_when_asked_for(run_them, markexpr, kept):
+    assert _root_conftest().wants_conclusions(run_them, markexpr) is kept
+
+
+class MarkableItem(Item):
+    def __init__(self, nodeid):
+        super().__init__(nodeid)
+        self.markers = []
+
+    def add_marker(self, marker):
+        self.markers.append(marker.name)
+
+
+class FakeConfig:
+    def __init__(self, conclusions: bool, markexpr: str):
+        self.conclusions, self.deselected = conclusions, []
+        self.option = type("Option", (), {"markexpr": markexpr})()
+        self.hook = type("Hook", (), {"pytest_deselected": lambda _, items: self.deselected.extend(items)})()
+
+    def getoption(self, name):
+        assert name == "--conclusions"
+        return self.conclusions
+
+
+@pytest.mark.parametrize(("conclusions", "markexpr", "kept"), [(False, "", False), (True, "", True),
+                                                               (False, "conclusions", True)])
+def test_conclusions_tests_are_marked_and_left_out_unless_asked_for(conclusions, markexpr, kept):
+    items = [MarkableItem("tests/test_attention.py::test_a"),
+             MarkableItem("tests/conclusions/test_nb05_heads.py::test_b")]
+    config = FakeConfig(conclusions, markexpr)
+    _root_conftest().pytest_collection_modifyitems(config, items)
+    assert [i.nodeid.startswith("tests/conclusions/") for i in items] == ([True, False] if kept else [False])
+    assert [i.nodeid for i in config.deselected] == ([] if kept else ["tests/conclusions/test_nb05_heads.py::test_b"])
+    marked = [i for i in items + config.deselected if "conclusions" in i.markers]
+    assert [i.nodeid for i in marked] == ["tests/conclusions/test_nb05_heads.py::test_b"]
