@@ -100,14 +100,15 @@ def _held_out(model, tok, test, year=None):
 
 
 def test_held_out_combinations(trained, data):
-    """Section 3: >= 95 % over the four held-out combinations, every group >= 85 %, at most 1 % of
-    the outputs not a date, and most mistakes in one group (a weekday before 'the 12th of').
-    Seeds 0, 1, 2."""
+    """Section 3: >= 95 % over the four held-out combinations, every group >= 85 %, the two
+    year-first groups >= 99 %, at most 1 % of the outputs not a date, and most mistakes in one
+    group (a weekday before 'the 12th of'). Seeds 0, 1, 2."""
     _, _, test = data
     for seed, (model, tok, _) in trained.items():
         results = _held_out(model, tok, test)
         accs = {name: acc for name, (acc, _) in results.items()}
         assert sum(accs.values()) / len(accs) >= 0.95 and min(accs.values()) >= 0.85, (seed, accs)
+        assert min(accs["year-first with '.'"], accs["short weekday + year-first"]) >= 0.99, (seed, accs)
         wrong = [w for _, ws in results.values() for w in ws]
         assert sum(parse_iso_or_none(p) is None for _, _, p in wrong) <= 0.01 * 4 * len(test), seed
         assert len(results["weekday + 'the 12th of'"][1]) >= len(wrong) / 2, (seed, accs)
@@ -124,9 +125,10 @@ def test_held_out_mistakes_come_from_two_digit_years(trained, data):
     """Section 3, the explanation of the mistakes: with a two-digit year the day and the year are
     both small numbers that only their places tell apart, and a held-out combination moves them.
     At least 90 % of the mistakes have a two-digit year (seeds 0, 1, 2). The control that would
-    refute it: the group with the most mistakes (a weekday before 'the 12th of') rewritten on the
-    same dates with four-digit years is read at least 99 % right, its mistakes at least ten times
-    rarer than with either two-digit year ('yy, yy)."""
+    refute it: every held-out group that can be written with a four-digit year, rewritten on the
+    same dates with four-digit years, is read at least 99 % right, and in the group with the most
+    mistakes (a weekday before 'the 12th of') they are at least ten times rarer than with either
+    two-digit year ('yy, yy)."""
     _, _, test = data
     group = "weekday + 'the 12th of'"
     for seed, (model, tok, _) in trained.items():
@@ -134,6 +136,8 @@ def test_held_out_mistakes_come_from_two_digit_years(trained, data):
         assert wrong, f"seed {seed} made no mistake: the explanation would have nothing to explain"
         two_digit = [s for s, _, _ in wrong if not re.search(r"\d{4}", s[5:])]
         assert len(two_digit) >= 0.9 * len(wrong), (seed, len(two_digit), len(wrong))
+        four = _held_out(model, tok, test, year="yyyy")
+        assert min(acc for acc, _ in four.values()) >= 0.99, (seed, four.keys())
         errors = {year: 1 - _held_out(model, tok, test, year=year)[group][0]
                   for year in ("yyyy", "yy", "'yy")}
         assert errors["yyyy"] <= 0.01, (seed, errors)
@@ -271,8 +275,8 @@ def test_post_ln_without_warm_up_stalls_where_pre_ln_learns():
     Post-LN's loss falls from the first log to the last but ends more than 0.3 above pre-LN's,
     and falls less than pre-LN's over the second half. The solution's explanation (full-size
     early steps push post-LN into a region it leaves slowly) with its two tests: a 30-step
-    warm-up lowers post-LN's final loss by more than 0.3 (the control), and twice as many steps
-    (200, the variation the solution runs) leave post-LN more than 0.6 above pre-LN.
+    warm-up lowers post-LN's final loss by more than 0.3 (the control), and with twice as many
+    steps (200, the variation the solution runs) post-LN is still above pre-LN after 100.
     Seeds 0, 1, 2 (init and batches)."""
     for seed in SEEDS:
         post = _short_run(seed, warmup_steps=0, peak_lr=1e-2, norm_first=False)["loss"]
@@ -283,8 +287,7 @@ def test_post_ln_without_warm_up_stalls_where_pre_ln_learns():
         warm = _short_run(seed, warmup_steps=30, peak_lr=1e-2, norm_first=False)["loss"]
         assert warm[-1] < post[-1] - 0.3, (seed, warm, post)
         post_long = _short_run(seed, steps=200, warmup_steps=0, peak_lr=1e-2, norm_first=False)["loss"]
-        pre_long = _short_run(seed, steps=200, warmup_steps=0, peak_lr=1e-2, norm_first=True)["loss"]
-        assert post_long[-1] > pre_long[-1] + 0.6, (seed, post_long, pre_long)
+        assert post_long[-1] > pre[-1], (seed, post_long, pre)
 
 
 def test_without_positions_the_loss_ends_higher():
