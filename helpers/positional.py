@@ -175,7 +175,9 @@ class SinusoidalPositions(nn.Module):
 
 
 class NoPositions(nn.Module):
-    """The position hook for RoPE: nothing is added to the embeddings (the attention rotates)."""
+    """The position hook of ``positions="rope"`` (nothing is added to the embeddings: the attention
+    rotates queries and keys) and ``positions="none"`` (no position information at all: only the
+    causal mask tells a token how many came before it)."""
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         return x
