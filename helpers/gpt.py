@@ -48,6 +48,7 @@ from .sampling import sample_next
 __all__ = ["GPT", "GPTBlock", "POSITIONS", "complete_greedy", "flops_per_token", "forward_flops", "sample_sentences"]
 
 POSITIONS = ("learned", "sinusoidal", "rope", "none")
+SINK_POSITIONS = ("cache", "absolute")
 
 
 class GPTBlock(EncoderLayer):
@@ -172,11 +173,18 @@ class GPT(nn.Module):
         window that keeps the cache (and every query's view) of fixed size."""
         return self.config["positions"] in ("rope", "none") and self.window is not None
 
-    def set_window(self, window: int | None, sinks: int = 0) -> GPT:
+    def set_window(self, window: int | None, sinks: int = 0, sink_positions: str = "cache") -> GPT:
         """Use sliding-window attention (``window`` latest positions, plus the first ``sinks``
-        ones) from now on; ``window=None`` is full causal attention. Returns the model."""
+        ones) from now on; ``window=None`` is full causal attention. Returns the model.
+
+        With RoPE, ``sink_positions="cache"`` (StreamingLLM) rotates the sinks as if they stood
+        just before the window, whatever the position of the query; ``"absolute"`` keeps their own
+        positions, so a query far down the stream sees them at an offset never met in training."""
         _check_window(window, sinks, "GPT")
-        self.window, self.sinks = window, sinks
+        if sink_positions not in SINK_POSITIONS:
+            raise ValueError(f"GPT.set_window: sink_positions must be one of {SINK_POSITIONS}, got "
+                             f"{sink_positions!r}")
+        self.window, self.sinks, self.sink_positions = window, sinks, sink_positions
         return self
 
     def set_rope_scaling(self, method: str | None = None, factor: float = 1.0) -> GPT:
@@ -282,7 +290,7 @@ class GPT(nn.Module):
             layer_cache = None if cache is None else cache[i]
             if self.modern:
                 x = block(x, mask, cache=layer_cache, start=start, need_weights=need_weights,
-                          window=self.window, sinks=self.sinks)
+                          window=self.window, sinks=self.sinks, sink_positions=self.sink_positions)
             else:
                 x = block(x, mask, need_weights=need_weights, cache=layer_cache)
         return self.lm_head(self.norm(x))  # (B, L, d_model) -> (B, L, vocab_size)

@@ -36,6 +36,7 @@ __all__ = [
     "RollingKVCache",
     "SwiGLU",
     "cache_nbytes",
+    "decode_step_cost",
     "kv_cache_bytes",
     "kv_cache_curves",
     "max_attention_logit",
@@ -150,6 +151,39 @@ class GroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(query.shape[0], query.shape[1], self.d_model)
         return self.out_proj(out)  # (B, Lq, d_model)
 
+
+
+def decode_step_cost(num_params: int, num_layers: int, num_heads: int, num_kv_heads: int, head_dim: int,
+                     context: int, new_tokens: int = 1, batch_size: int = 1,
+                     dtype: torch.dtype = torch.float16) -> dict[str, int | float]:
+    """What one forward step of ``batch_size`` sequences computes and reads from memory when each
+    feeds ``new_tokens`` tokens (1: a decoding step; the prompt's length: prefill) after
+    ``context`` cached ones:
+
+    - ``flops``: 2 per weight per new token (``num_params`` weights that multiply every token) plus
+      attention's two products, 2 * 2 * h * d_k per (new token, key) pair, keys = context + new;
+    - ``weight_bytes``: every weight is read once per step, whatever the batch;
+    - ``kv_bytes``: the cache read (``context`` positions) and written (the new ones), per sequence;
+    - ``intensity``: flops per byte read or written. A processor that does F FLOPs in the time it
+      moves one byte is limited by memory below F FLOPs/byte, by arithmetic above.
+    """
+    func = "decode_step_cost"
+    for name, value, low in (("num_params", num_params, 1), ("num_layers", num_layers, 1),
+                             ("num_heads", num_heads, 1), ("num_kv_heads", num_kv_heads, 1),
+                             ("head_dim", head_dim, 1), ("context", context, 0),
+                             ("new_tokens", new_tokens, 1), ("batch_size", batch_size, 1)):
+        int_at_least(func, name, value, low)
+    if num_heads % num_kv_heads:
+        raise ValueError(f"{func}: num_heads={num_heads} must be a multiple of num_kv_heads={num_kv_heads}")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"{func}: dtype must be a torch.dtype such as torch.float16, got {dtype!r}")
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    keys = context + new_tokens
+    flops = batch_size * new_tokens * (2 * num_params + num_layers * 2 * 2 * num_heads * head_dim * keys)
+    weight_bytes = num_params * itemsize
+    kv_bytes = kv_cache_bytes(num_layers, num_kv_heads, head_dim, keys, batch_size, dtype)
+    return {"flops": flops, "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,
+            "intensity": flops / (weight_bytes + kv_bytes)}
 
 KV_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
              "int8": torch.int8}
@@ -319,7 +353,8 @@ class ModernAttention(GroupedQueryAttention):
     boolean, True = may attend, (Lq, Lk) (the fast path: no copy of the shared heads), (B, Lq, Lk)
     per example or broadcastable to (B, h, Lq, Lk); ``start`` is the position of the first new
     token. With RoPE, ``window`` and ``sinks``, a query sees the sinks as if they stood just before
-    its window (StreamingLLM's positions within the cache). ``max_logit`` keeps the largest
+    its window (StreamingLLM's positions within the cache; ``sink_positions="absolute"`` keeps
+    their own positions instead, so their offset grows with the stream). ``max_logit`` keeps the largest
     attention logit q.k / sqrt(d_k) of the last call (over the pairs the mask allows).
 
     ``rope_scaling`` (None, "pi" or "ntk") and ``rope_factor`` stretch RoPE to ``rope_factor``
@@ -348,7 +383,8 @@ class ModernAttention(GroupedQueryAttention):
         return apply_rope(x, positions, self.rope_base)
 
     def forward(self, query, key, value, mask=None, cache: KVCache | None = None, start: int = 0,
-                need_weights: bool = False, window: int | None = None, sinks: int = 0):
+                need_weights: bool = False, window: int | None = None, sinks: int = 0,
+                sink_positions: str = "cache"):
         b, lq, _ = query.shape
         q = self._heads(self.q_proj(query), self.num_heads)  # (B, L, d_model) -> (B, h, Lq, d_k)
         k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, L, h_kv*d_k) -> (B, h_kv, Lk_new, d_k)
@@ -358,10 +394,10 @@ class ModernAttention(GroupedQueryAttention):
         q_unrotated, sink_keys = q, None
         if self.rope and isinstance(cache, RollingKVCache):
             k, v = cache.update(k, v)  # unrotated keys (B, h_kv, Lk, d_k), sinks first
-            if lq == 1:  # StreamingLLM: rotate by the place in the cache, the query last
+            if lq == 1 and sink_positions == "cache":  # StreamingLLM: by the place in the cache
                 lk = k.shape[2]
                 q, k = self._rotate(q, torch.tensor([lk - 1])), self._rotate(k, torch.arange(lk))
-            else:  # a prompt: absolute positions, and the sinks moved up to each query's window
+            else:  # absolute positions (then, for "cache", the sinks moved up to each query's window)
                 q = self._rotate(q, torch.arange(start, start + lq))
                 k = self._rotate(k, cache.key_positions)
                 sink_keys = int((cache.key_positions < sinks).sum())
@@ -376,7 +412,7 @@ class ModernAttention(GroupedQueryAttention):
         lk = k.shape[2]
         qg = q.reshape(b, self.num_kv_heads, group * lq, self.head_dim)  # heads i // group share k, v
         scores = (qg * (1.0 / math.sqrt(self.head_dim))) @ k.transpose(-2, -1)  # (B, h_kv, g*Lq, Lk)
-        if sink_keys and window is not None:  # query i sees sink j at offset min(i, s+w-1) - j
+        if sink_keys and window is not None and sink_positions == "cache":  # sink j at offset min(i, s+w-1) - j
             q_pos = torch.arange(start, start + lq).clamp(max=sinks + window - 1)
             q_sink = self._rotate(q_unrotated, q_pos).reshape(b, self.num_kv_heads, group * lq, self.head_dim)
             sink_scores = (q_sink * (1.0 / math.sqrt(self.head_dim))) @ k[:, :, :sink_keys].transpose(-2, -1)
@@ -445,10 +481,10 @@ class ModernBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, cache: KVCache | None = None,
                 start: int = 0, need_weights: bool = False, window: int | None = None,
-                sinks: int = 0) -> torch.Tensor:
+                sinks: int = 0, sink_positions: str = "cache") -> torch.Tensor:
         h = self.norm1(x)  # (B, L, d_model)
-        x = x + self.dropout1(self.self_attn(h, h, h, mask, cache=cache, start=start,
-                                             need_weights=need_weights, window=window, sinks=sinks))
+        x = x + self.dropout1(self.self_attn(h, h, h, mask, cache=cache, start=start, need_weights=need_weights,
+                                             window=window, sinks=sinks, sink_positions=sink_positions))
         return x + self.dropout2(self.feed_forward(self.norm2(x)))  # (B, L, d_model)
 
 

@@ -619,3 +619,21 @@ def test_llama_shaped_flops_scale_like_6n_per_trained_token():
     assert per_token == 6 * n + 3 * 2 * 2 * 2 * 16
     assert math.isclose(per_token / n, 6, rel_tol=0.05)
     assert isinstance(m.blocks[0].self_attn, ModernAttention)
+
+
+@pytest.mark.parametrize("sink_positions", ["cache", "absolute"])
+def test_both_sink_positions_stream_exactly_with_the_rolling_cache(sink_positions):
+    m = modern(positions="rope", num_kv_heads=2).set_window(3, 2, sink_positions)
+    ids = torch.randint(0, 11, (2, 30))
+    with torch.no_grad():
+        full = m(ids)
+        cache = m.new_cache()
+        steps = torch.cat([m(ids[:, :4], cache=cache)] + [m(ids[:, t:t + 1], cache=cache) for t in range(4, 30)], 1)
+    torch.testing.assert_close(steps, full)
+    other = modern(positions="rope", num_kv_heads=2).set_window(
+        3, 2, "absolute" if sink_positions == "cache" else "cache")
+    with torch.no_grad():
+        torch.testing.assert_close(other(ids)[:, :5], full[:, :5])  # the same until the window leaves the sinks
+        assert not torch.allclose(other(ids)[:, 5:], full[:, 5:])
+    with pytest.raises(ValueError, match="sink_positions must be one of"):
+        m.set_window(3, 1, "relative")

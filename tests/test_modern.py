@@ -272,3 +272,22 @@ def test_modern_attention_takes_per_example_masks_and_refuses_bad_ones():
         attn(x, x, x, causal_mask(5).float())
     with pytest.raises(ValueError, match="broadcast"):
         attn(x, x, x, torch.ones(3, 1, 5, 5, dtype=torch.bool))
+
+
+def test_decode_step_cost_counts_bytes_and_flops():
+    from helpers.modern import decode_step_cost
+
+    # a Llama-3-8B-like shape: 8e9 weights, 32 layers, 32 query heads, 8 kv heads of 128, 16-bit
+    step = decode_step_cost(8_000_000_000, 32, 32, 8, 128, context=8191)
+    assert step["weight_bytes"] == 16_000_000_000
+    assert step["kv_bytes"] == kv_cache_bytes(32, 8, 128, 8192, dtype=torch.float16) == 2**30
+    assert step["flops"] == 2 * 8_000_000_000 + 32 * 4 * 32 * 128 * 8192
+    assert step["intensity"] < 2  # about one multiply-add per weight read: memory-bound
+    mha = decode_step_cost(8_000_000_000, 32, 32, 32, 128, context=8191)
+    assert mha["kv_bytes"] == 4 * step["kv_bytes"] and mha["flops"] == step["flops"]  # same arithmetic
+    prefill = decode_step_cost(8_000_000_000, 32, 32, 8, 128, context=0, new_tokens=2048)
+    assert prefill["intensity"] > 500 * step["intensity"]
+    batch = decode_step_cost(8_000_000_000, 32, 32, 8, 128, context=8191, batch_size=64)
+    assert batch["weight_bytes"] == step["weight_bytes"] and batch["kv_bytes"] == 64 * step["kv_bytes"]
+    with pytest.raises(ValueError, match="multiple of num_kv_heads"):
+        decode_step_cost(10, 1, 4, 3, 8, 5)
