@@ -44,6 +44,7 @@ __all__ = [
     "make_date_models",
     "modern_data",
     "toy_lm_data",
+    "train_date_model",
     "train_date_models",
     "train_modern",
     "train_toy_lm",
@@ -94,38 +95,43 @@ def date_accuracy(model, pairs, tok) -> float:
     return sum(tok.decode(a) == t for a, (_, t) in zip(answers, pairs, strict=True)) / len(pairs)
 
 
-def train_date_models(seed: int = 0, steps: int | None = None, device=None, cache: bool = True) -> dict:
-    """Train both models of notebook 12 with ``DATE_RECIPE`` (``steps`` overrides its number of
-    steps, on the same warm-up and cosine schedule), measuring exact-match accuracy on the first
-    ``eval_dates`` test dates every ``eval_every`` steps. Returns {"encdec": (model, history),
-    "gpt": (model, history)}; each history has "step", "loss", "acc_step" and "acc"."""
+def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=None, cache: bool = True):
+    """Train one of notebook 12's two date models (``kind`` "encdec" or "gpt") with
+    ``DATE_RECIPE`` (``steps`` overrides its number of steps, on the same warm-up and cosine
+    schedule), measuring exact-match accuracy on the first ``eval_dates`` test dates every
+    ``eval_every`` steps. Returns (model, history); the history has "step", "loss", "acc_step" and
+    "acc"."""
+    if kind not in ("encdec", "gpt"):
+        raise ValueError(f"train_date_model: kind must be 'encdec' or 'gpt', got {kind!r}")
     r = dict(DATE_RECIPE)
     if steps is not None:
         r["steps"] = steps
     task = date_task()
     tok, pairs = task["tok"], task["test_pairs"][: r["eval_dates"]]
     encdec, gpt = make_date_models(seed, device)
-    out = {}
-    for name, model in (("encdec", encdec), ("gpt", gpt)):
-        def record(step, history, model=model):
-            if step % r["eval_every"] == 0:
-                history.setdefault("acc_step", []).append(step)
-                history.setdefault("acc", []).append(date_accuracy(model, pairs, tok))
+    model = encdec if kind == "encdec" else gpt
 
-        common = dict(batch_size=r["batch_size"], peak_lr=r["peak_lr"], warmup_steps=r["warmup_steps"],
-                      seed=seed, log_every=r["eval_every"], callback=record)
-        if name == "encdec":
-            def train(model=model, common=common):
-                return train_seq2seq(model, task["train_pairs"], tok, steps=r["steps"], **common)
-        else:
-            def train(model=model, common=common):
-                return train_lm(model, task["x"], task["y"], r["steps"], **common)
-        key = {"recipe": r, "model": name, "seed": seed, "version": 1,
-               "data": tensor_digest(task["x"], task["y"]),
-               "eval": hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16],
-               "tok": fingerprint(tok)}
-        out[name] = load_or_train(f"dates-{name}", model, train, key, cache=cache, threads=1)
-    return out
+    def record(step, history):
+        if step % r["eval_every"] == 0:
+            history.setdefault("acc_step", []).append(step)
+            history.setdefault("acc", []).append(date_accuracy(model, pairs, tok))
+
+    common = dict(batch_size=r["batch_size"], peak_lr=r["peak_lr"], warmup_steps=r["warmup_steps"], seed=seed,
+                  log_every=r["eval_every"], callback=record)
+    if kind == "encdec":
+        def train():
+            return train_seq2seq(model, task["train_pairs"], tok, steps=r["steps"], **common)
+    else:
+        def train():
+            return train_lm(model, task["x"], task["y"], r["steps"], **common)
+    key = {"recipe": r, "model": kind, "seed": seed, "version": 1, "data": tensor_digest(task["x"], task["y"]),
+           "eval": hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16], "tok": fingerprint(tok)}
+    return load_or_train(f"dates-{kind}", model, train, key, cache=cache, threads=1)
+
+
+def train_date_models(seed: int = 0, steps: int | None = None, device=None, cache: bool = True) -> dict:
+    """Both models of notebook 12 (``train_date_model``): {"encdec": (model, history), "gpt": (model, history)}."""
+    return {kind: train_date_model(kind, seed, steps, device, cache) for kind in ("encdec", "gpt")}
 
 
 # ---------------------------------------------------------------- notebook 12, sections 3-7: the toy language

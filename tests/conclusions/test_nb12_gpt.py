@@ -37,6 +37,7 @@ def date_flops():
     return ed, dg
 
 
+@pytest.mark.timeout(1800)  # a seed not in the cache trains two models for 2,000 steps each
 @pytest.mark.parametrize("seed", SEEDS)
 def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(seed, date_flops):
     """Conclusion (notebook 12, section 2): per step the encoder-decoder is ahead for the first
