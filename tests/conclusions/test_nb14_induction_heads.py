@@ -127,7 +127,8 @@ def test_phase_change_and_in_context_learning(seed, name):
     before) to below 30 % (100 steps after); the in-context learning score (position 20 minus
     position 2) starts within 0.5 nats of 0, ends below -3 and reaches half its final value within
     40 steps of the fall; the induction score is below 0.4 100 steps before and crosses 0.5 within
-    100 steps of it."""
+    100 steps of it; the best previous-token score is below 0.2 100 steps before and above 0.4 100
+    steps after."""
     m = _measure(seed, name)
     steps, chance = m["hist"]["step"], m["chance"]
     assert 120 <= m["phase"] <= 640
@@ -137,6 +138,8 @@ def test_phase_change_and_in_context_learning(seed, name):
     assert abs(icl[0]) < 0.5 and icl[-1] < -3 and abs(half - m["phase"]) <= 40
     rise = next(s for s, v in zip(steps, m["ind_t"], strict=True) if v > 0.5)
     assert m["ind_t"][max(m["k"] - 5, 0)] < 0.4 and abs(rise - m["phase"]) <= 100
+    prev_t = [s[0].max().item() for s in m["hist"]["previous"]]
+    assert prev_t[max(m["k"] - 5, 0)] < 0.2 and prev_t[min(m["k"] + 5, len(prev_t) - 1)] > 0.4
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
