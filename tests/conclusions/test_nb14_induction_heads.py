@@ -152,6 +152,7 @@ def test_loss_per_position_before_and_after(seed, name):
     assert early[N:].min() > chance / 2 and early[N:].mean() < chance
     assert late[N:].max() < 1.0 and late[N - 1] > 0.6 * chance
     assert m["hist"]["repeated_half"][-1] > m["floor"]
+    assert chance <= m["hist"]["first_half"][-1] < chance + 0.5
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
