@@ -24,7 +24,7 @@ from helpers.layers import layer_grad_norms
 
 DEPTHS = range(2, 17)
 WIDTHS = (32, 64)
-SEEDS = range(9)
+SEEDS = range(10)
 TRIPLES = ((0, 1, 2), (3, 4, 5), (6, 7, 8))
 
 
@@ -60,7 +60,7 @@ def test_the_mean_of_single_seeds_is_the_notebooks_three_seed_measurement():
 
 
 def test_post_ln_top_layer_gets_more_gradient_than_pre_ln_top_layer_everywhere():
-    """Seeds 0-8 one by one and in three triples, d_model 32 and 64, 2 to 16 layers (522 settings)."""
+    """Seeds 0-9 one by one and 0-8 in three triples, d_model 32 and 64, 2 to 16 layers (390 settings)."""
     failures = [(d, w, s) for d, w, s in settings()
                 if not averaged(d, False, w, s)[-1] > averaged(d, True, w, s)[-1]]
     assert failures == []
