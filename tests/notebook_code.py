@@ -36,7 +36,8 @@ def notebook_definitions(notebook: str, *names: str) -> dict:
     imports, body = cells[1], cells[2:]  # cells[0] is the Colab set-up cell
     namespace: dict = {"__name__": f"notebook_{path.stem}"}
     exec(compile(imports, f"{path.name} (imports)", "exec"), namespace)
-    wanted, found = set(names), set()
+    wanted = set(names)
+    found = {n for node in ast.parse(imports).body for n in _defined_names(node)}
     for i, cell in enumerate(body):
         tree = ast.parse(cell)
         chosen = [node for node in tree.body if _defined_names(node) & wanted]

@@ -124,3 +124,23 @@ def test_nb02_scaling_diagram_shows_as_many_keys_as_the_notebook_measures():
     assert [len(b) for b in bars] == [8, 8]  # notebook 02 draws one query against 8 keys
     title = next(t for t in svg.iter(f"{ns}text") if t.get("font-weight") == "bold")
     assert "eight keys" in title.text
+
+
+def test_nb02_additive_score_takes_far_longer_than_the_dot_product():
+    """Notebook 02 prints the two timings only (a loaded machine with two threads can make a 0.03 ms
+    matrix product wait for a scheduler slice); the claim "far longer" is checked here, on one
+    thread, at the notebook's sizes (L = 128, d_k = d_a = 64)."""
+    from notebook_code import notebook_definitions
+
+    ns = notebook_definitions("02_softmax_and_scaling", "additive_scores", "dot_scores", "median_time")
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(128, 64, generator=g), torch.randn(128, 64, generator=g)
+    U_q, U_k, u = torch.randn(64, 64, generator=g) / 8, torch.randn(64, 64, generator=g) / 8, torch.randn(64, generator=g)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        t_add = ns["median_time"](ns["additive_scores"], q, k, U_q, U_k, u, repeats=15, best=True)
+        t_dot = ns["median_time"](ns["dot_scores"], q, k, repeats=15, best=True)
+    finally:
+        torch.set_num_threads(threads)
+    assert t_add > 3 * t_dot, f"additive {t_add * 1e3:.3f} ms, dot product {t_dot * 1e3:.3f} ms"
