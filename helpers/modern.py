@@ -299,7 +299,6 @@ class ModernAttention(GroupedQueryAttention):
 
     def forward(self, query, key, value, mask=None, cache: KVCache | None = None, start: int = 0,
                 need_weights: bool = False):
-        self._check_inputs(query, key, value, "ModernAttention")
         b, lq, _ = query.shape
         q = self._heads(self.q_proj(query), self.num_heads)  # (B, h, Lq, d_k)
         k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, h_kv, Lk_new, d_k)
@@ -316,7 +315,6 @@ class ModernAttention(GroupedQueryAttention):
             bool_mask("ModernAttention", mask)
             if mask.dim() != 2 or mask.shape != (lq, k.shape[2]):
                 # a per-example or per-head mask: expand the kv heads and attend head by head
-                mask = self._check_mask(mask, b, lq, k.shape[2], "ModernAttention")
                 return self._attend_expanded(q, k.repeat_interleave(group, 1),
                                              v.repeat_interleave(group, 1), mask, b, lq, need_weights)
         qg = q.reshape(b, self.num_kv_heads, group * lq, self.head_dim)  # heads i // group share k, v

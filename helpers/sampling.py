@@ -62,7 +62,7 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
 def _check_temperature(temperature) -> None:
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
             or not math.isfinite(temperature) or temperature < 0:
-        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {temperature!r}")
+        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {_checks.short(temperature)}")
 
 
 def _softmax(scaled: torch.Tensor) -> torch.Tensor:
