@@ -82,6 +82,9 @@ class RMSNorm(nn.Module):
             raise ValueError(f"RMSNorm: x must have last dimension d={self.d}, got {got}")
         if not x.is_floating_point():
             raise TypeError(f"RMSNorm: x must be a floating-point tensor, got {x.dtype}")
+        if x.device != self.weight.device:
+            raise ValueError(f"RMSNorm: x is on device {x.device} but the weight is on "
+                             f"{self.weight.device}; expected x.to({str(self.weight.device)!r}) or module.to(...)")
         # The statistic in float32 (float64 for float64 x), as nn.RMSNorm does: in float16 one
         # value >= 256 squares to inf and would zero its whole row.
         wide = x.to(torch.promote_types(x.dtype, torch.float32))

@@ -345,6 +345,8 @@ def test_rmsnorm_takes_its_statistic_in_float32_like_nn_rmsnorm(dtype):
     out = ours(x)
     assert out.dtype == dtype and out[0].abs().max() > 1  # the row is not zeroed
     assert torch.equal(out, theirs(x))
+    with pytest.raises(ValueError, match=r"RMSNorm: x is on device meta but the weight is on cpu"):
+        ours(torch.empty(2, 8, dtype=dtype, device="meta"))  # was a RuntimeError from torch
 
 
 @pytest.mark.parametrize("which", ["GroupedQueryAttention"])  # ModernAttention: the "gpt" block
