@@ -104,11 +104,11 @@ def filtered_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | 
     _check_logits(logits)
     _check_temperature(temperature)
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"filtered_probs: top_k must be None (no filter) or an int k >= 1, got "
+        raise ValueError(f"filtered_probs: top_k must be None (no top-k filter) or an int k >= 1, got "
                          f"{_checks.got(top_k)}")
     if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float))
                               or not 0.0 < top_p <= 1.0):
-        raise ValueError(f"filtered_probs: top_p must be None (no filter) or a number p in (0, 1], "
+        raise ValueError(f"filtered_probs: top_p must be None (no top-p filter) or a number p in (0, 1], "
                          f"got {_checks.got(top_p)}")
     if temperature == 0:
         return torch.zeros_like(logits).scatter_(-1, logits.argmax(dim=-1, keepdim=True), 1.0)
