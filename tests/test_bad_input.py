@@ -314,20 +314,10 @@ def test_mask_errors_name_the_mask_and_the_block_called():
         model.decoder(torch.randn(1, 2, 8), memory, None, wrong)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU (the meta-device test above "
-                    "stands in for one)")
-def test_cpu_and_gpu_tensors_are_refused():
-    q = torch.randn(2, 3, 4)
-    with pytest.raises(ValueError, match=r"key is on device cuda:0 but query is on cpu"):
-        scaled_dot_product_attention(q, q.cuda(), q)
-    with pytest.raises(ValueError, match=r"query is on device cuda:0 but the module's weights are on cpu"):
-        MultiHeadAttention(4, 2)(q.cuda(), q.cuda(), q.cuda())
-
-
 # ======================================================================================
 # Issue 23, block of "probes": the Part II API (sampling, efficient, positional RoPE, modern's
 # RMSNorm and GroupedQueryAttention, toy_language.decode, warmup_lr, train_lm, caches, diagrams).
-# Each test failed before its fix. (The "gpt" and "translator" blocks follow this one.)
+# Each test failed before its fix. (The "gpt" and "translator" blocks are at the end of the file.)
 # ======================================================================================
 
 
@@ -575,3 +565,13 @@ def test_show_diagram_serves_only_the_diagrams_of_imgs(name, tmp_path):
 # ======================================================================================
 # End of the block of "probes".
 # ======================================================================================
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU (the meta-device test above "
+                    "stands in for one)")
+def test_cpu_and_gpu_tensors_are_refused():
+    q = torch.randn(2, 3, 4)
+    with pytest.raises(ValueError, match=r"key is on device cuda:0 but query is on cpu"):
+        scaled_dot_product_attention(q, q.cuda(), q)
+    with pytest.raises(ValueError, match=r"query is on device cuda:0 but the module's weights are on cpu"):
+        MultiHeadAttention(4, 2)(q.cuda(), q.cuda(), q.cuda())
