@@ -401,8 +401,10 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
     records, on one fixed evaluation batch of period ``eval_n``: the loss on the first half and
     on the repeated half, and every head's previous-token and induction scores.
     With ``cache=True`` the trained model is kept on disk and loaded the next time the same
-    arguments are asked for (notebook 14 and its solutions share it); ``history["cached"]`` says
-    which happened, and ``history["seconds"]`` is then the time the original training took.
+    arguments are asked for (notebook 14, its solutions and tests/conclusions share it);
+    ``history["cached"]`` says which happened, and ``history["seconds"]`` is then the time the
+    original training took. It trains on one CPU thread (then restores torch's setting): as fast
+    for a model this small, and the weights do not depend on OMP_NUM_THREADS.
     """
     int_at_least("train_induction_model", "steps", steps, 1)
     int_at_least("train_induction_model", "eval_every", eval_every, 1)
@@ -421,7 +423,7 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
         return _fit_induction(model, steps, seed, vocab_size, (lo, hi), batch_size, peak_lr,
                               eval_every, eval_n, device)
 
-    model, history = load_or_train("induction", model, fit, key, cache=cache)
+    model, history = load_or_train("induction", model, fit, key, cache=cache, threads=1)
     if not cache:
         history.pop("cached")
     return model, history
