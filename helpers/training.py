@@ -151,10 +151,11 @@ def count_parameters(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-def _check_schedule(where: str, steps: int, peak_lr, warmup_steps, clip_norm, callback) -> None:
+def _check_schedule(where: str, steps: int, peak_lr, warmup_steps, clip_norm, callback,
+                    no_clipping: bool = True) -> None:
     """The arguments ``train_loop`` hands to ``warmup_lr`` and the optimiser, checked before any
     work: a learning rate that is a finite number > 0, a warm-up shorter than the run, a clipping
-    norm > 0 (or None: no clipping), a callback that can be called."""
+    norm > 0 (or None: no clipping, where ``no_clipping``), a callback that can be called."""
     lr = _checks.as_float(where, "peak_lr", peak_lr)
     if lr <= 0:
         raise ValueError(f"{where}: peak_lr must be a finite number > 0, got {lr:g}")
@@ -162,11 +163,12 @@ def _check_schedule(where: str, steps: int, peak_lr, warmup_steps, clip_norm, ca
     if warmup >= steps:
         raise ValueError(f"{where}: warmup_steps must be < steps (the warm-up ends before training "
                          f"does), got warmup_steps={warmup} and steps={steps}")
-    if clip_norm is not None:
+    if clip_norm is not None or not no_clipping:
         if isinstance(clip_norm, bool) or not isinstance(clip_norm, int | float) \
                 or math.isnan(clip_norm) or clip_norm <= 0:
-            raise ValueError(f"{where}: clip_norm must be None (no clipping) or a number > 0 (the "
-                             f"largest gradient norm kept), got {_checks.got(clip_norm)}")
+            wanted = "None (no clipping) or a number > 0" if no_clipping else "a number > 0"
+            raise ValueError(f"{where}: clip_norm must be {wanted} (the largest gradient norm kept), "
+                             f"got {_checks.got(clip_norm)}")
     if callback is not None and not callable(callback):
         raise TypeError(f"{where}: callback must be None or a function callback(step, history), got "
                         f"{_checks.got(callback)}")
@@ -256,7 +258,8 @@ def train_seq2seq(
                  length_buckets=length_buckets)
     if len(train_pairs) == 0:
         raise ValueError("train_pairs is empty: give at least one (source, target) pair")
-    _check_schedule("train_seq2seq", steps, peak_lr, warmup_steps, clip_norm, callback)
+    _check_schedule("train_seq2seq", steps, peak_lr, warmup_steps, clip_norm, callback,
+                    no_clipping=False)  # it logs the gradient norm, which clipping computes
     device = next(model.parameters()).device
     src_all, tgt_all = encode_pairs(train_pairs, tokenizer)  # (N, Ls_max), (N, Lt_max + 1)
     gen = torch.Generator().manual_seed(seed)

@@ -512,6 +512,27 @@ def test_train_lm_arguments_are_named(kwargs, error, message):
         train_lm(_tiny_lm(), _LM_IDS, _LM_IDS, steps, **args)
 
 
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"clip_norm": None}, ValueError, r"train_seq2seq: clip_norm must be a number > 0 .* got None"),
+    ({"clip_norm": -1.0}, ValueError, r"train_seq2seq: clip_norm must be a number > 0 .* got -1.0"),
+    ({"peak_lr": float("nan")}, ValueError, r"train_seq2seq: peak_lr must be a finite number, got nan"),
+    ({"callback": 3}, TypeError, r"train_seq2seq: callback must be None or a function"),
+    ({"warmup_steps": 5}, ValueError, r"train_seq2seq: warmup_steps must be < steps"),
+])
+def test_train_seq2seq_shares_the_schedule_checks(kwargs, error, message):
+    """The same checks guard the shared loop's schedule for the encoder-decoder (clip_norm=None was
+    a TypeError from float(None) when the gradient norm was logged; -1 and NaN were accepted)."""
+    from helpers.data import CharTokenizer
+    from helpers.training import train_seq2seq
+
+    train = [("12 mar 2021", "2021-03-12")]
+    tok = CharTokenizer(s + t for s, t in train)
+    model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=40)
+    args = {"warmup_steps": 0, **kwargs}
+    with pytest.raises(error, match=message):
+        train_seq2seq(model, train, tok, steps=2, **args)
+
+
 @pytest.mark.parametrize("inputs, targets, model, error, message", [
     (_LM_IDS[:0], _LM_IDS[:0], _tiny_lm, ValueError, r"train_lm: inputs must hold at least one row"),
     (_LM_IDS.float(), _LM_IDS, _tiny_lm, TypeError, r"train_lm: inputs must hold integer token ids"),
