@@ -32,7 +32,6 @@ def rejects(check, fn, match):
 @pytest.mark.parametrize("check", [nb03.check_self_attention_from_params, nb03.check_cross_attention,
                                    nb04.check_sliding_window_mask, nb04.check_decoder_mask,
                                    nb05.check_split_heads, nb05.check_mha_param_count,
-                                   nb06.check_pe_with_base, nb06.check_rotate_pair,
                                    nb06.check_rope_score_at_offset])
 def test_stub_is_not_attempted(check, capsys):
     assert not check(stub)
@@ -103,34 +102,6 @@ def test_nb05_param_count(capsys):
     rejects(nb05.check_mha_param_count, lambda d, h, b: h * (4 * d * d + (4 * d if b else 0)), "number of heads")
 
 
-def _pe(max_len, d, base, interleave=True):
-    pos = torch.arange(max_len, dtype=torch.float32)[:, None]
-    angle = pos / base ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
-    if not interleave:
-        return torch.cat([angle.sin(), angle.cos()], dim=-1)[:, :d]
-    pe = torch.zeros(max_len, d)
-    pe[:, 0::2], pe[:, 1::2] = angle.sin(), angle.cos()[:, : d // 2]
-    return pe
-
-
-def test_nb06_pe_with_base(capsys):
-    accepts(nb06.check_pe_with_base, _pe, capsys)
-    rejects(nb06.check_pe_with_base, lambda n, d, b: _pe(n, d, b, interleave=False), "interleaved")
-    rejects(nb06.check_pe_with_base, lambda n, d, b: _pe(n, d, 10000.0), "ignored `base`")
-    rejects(nb06.check_pe_with_base, lambda n, d, b: _pe(n, d, b) + 0.01, "wrong table")
-
-
-def test_nb06_rotate_pair(capsys):
-    def rot(x, a, sign=1.0):
-        c, s = math.cos(a), sign * math.sin(a)
-        return torch.stack([x[..., 0] * c - x[..., 1] * s, x[..., 0] * s + x[..., 1] * c], dim=-1)
-
-    accepts(nb06.check_rotate_pair, rot, capsys)
-    rejects(nb06.check_rotate_pair, lambda x, a: rot(x, a, -1.0), "clockwise")
-    rejects(nb06.check_rotate_pair, lambda x, a: rot(x, 2 * a), "wrong rotation")
-    rejects(nb06.check_rotate_pair, lambda x, a: rot(x, a)[:, 0], "same shape")
-
-
 def _decoder_right(tokens, pad_id):
     n = tokens.shape[1]
     return torch.ones(n, n, dtype=torch.bool).tril() & (tokens != pad_id)[:, None, None, :]
@@ -175,18 +146,6 @@ def test_nb05_messages_say_what_was_got():
         nb05.check_mha_param_count(lambda d, h, b: 4 * d * d + 4 * d - 24)
     with pytest.raises(AssertionError, match=r"head 0 of token 0 \(batch 0\) holds"):
         nb05.check_split_heads(lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2).flip(-1))
-
-
-def test_nb06_odd_d_model_crash_becomes_a_clear_message():
-    def even_only(n, d, b):  # breaks on an odd d_model with a raw RuntimeError
-        pos = torch.arange(n, dtype=torch.float32)[:, None]
-        angle = pos / b ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
-        pe = torch.zeros(n, d)
-        pe[:, 0::2], pe[:, 1::2] = angle.sin(), angle.cos()
-        return pe
-
-    with pytest.raises(AssertionError, match=r"odd d_model .* 3 sine columns but only 2 cosine columns"):
-        nb06.check_pe_with_base(even_only)
 
 
 def _rope_score(q, k, offset):
