@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import bool_mask, int_at_least, mask_fits
-from .attention import KVCache
+from ._checks import as_bool, bool_mask, floating, int_at_least, mask_fits, module_input
+from .attention import KVCache, check_mask
 from .layers import FeedForward
 from .positional import apply_rope
 
@@ -77,8 +77,8 @@ class RMSNorm(nn.Module):
     def __init__(self, d: int, eps: float = 1e-6):
         super().__init__()
         int_at_least("RMSNorm", "d", d, 1)
-        if not isinstance(eps, int | float) or isinstance(eps, bool) or not eps > 0:
-            raise ValueError(f"RMSNorm: eps must be a number > 0, got {eps!r}")
+        if not isinstance(eps, int | float) or isinstance(eps, bool) or not 0 < eps < math.inf:
+            raise ValueError(f"RMSNorm: eps must be a finite number > 0, got {eps!r}")
         self.d, self.eps = d, float(eps)
         self.weight = nn.Parameter(torch.ones(d))
 
@@ -88,8 +88,15 @@ class RMSNorm(nn.Module):
             raise ValueError(f"RMSNorm: x must have last dimension d={self.d}, got {got}")
         if not x.is_floating_point():
             raise TypeError(f"RMSNorm: x must be a floating-point tensor, got {x.dtype}")
-        rms = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., 1)
-        return x * rms * self.weight
+        if x.device != self.weight.device:
+            raise ValueError(f"RMSNorm: x is on device {x.device} but the weight is on "
+                             f"{self.weight.device}; expected x.to({str(self.weight.device)!r}) or module.to(...)")
+        # The statistic in float32 (float64 for float64 x), as nn.RMSNorm does: in float16 one
+        # value >= 256 squares to inf and would zero its whole row.
+        wide = x.to(torch.promote_types(x.dtype, torch.float32))
+        rms = torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., 1)
+        out = wide * rms * self.weight.to(wide.dtype)
+        return out.to(torch.promote_types(x.dtype, self.weight.dtype))
 
 
 class GroupedQueryAttention(nn.Module):
@@ -108,6 +115,7 @@ class GroupedQueryAttention(nn.Module):
         int_at_least(func, "d_model", d_model, 1)
         int_at_least(func, "num_heads", num_heads, 1)
         int_at_least(func, "num_kv_heads", num_kv_heads, 1)
+        as_bool(func, "bias", bias)
         if d_model % num_heads:
             raise ValueError(f"{func}: d_model={d_model} is not divisible by num_heads={num_heads}")
         if num_heads % num_kv_heads:
@@ -124,16 +132,37 @@ class GroupedQueryAttention(nn.Module):
         b, length, _ = x.shape
         return x.view(b, length, n, self.head_dim).transpose(1, 2)  # (B, n, L, head_dim)
 
-    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        func = "GroupedQueryAttention"
+    def _check_inputs(self, query, key, value, where: str) -> None:
+        """query, key, value (B, L, d_model), floating point, with the weights' dtype and device."""
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, torch.Tensor) or t.dim() != 3 or t.shape[-1] != self.d_model:
                 got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-                raise ValueError(f"{func}: {name} must have shape (B, L, d_model={self.d_model}), got {got}")
+                raise ValueError(f"{where}: {name} must have shape (B, L, d_model={self.d_model}), got {got}")
+            floating(where, name, t)
+            module_input(where, name, t, self)
         if key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
-            raise ValueError(f"{func}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
+            raise ValueError(f"{where}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
                              f"{tuple(value.shape)} must share B, and key and value must share Lk")
+
+    def _check_mask(self, mask, b: int, lq: int, lk: int, where: str) -> torch.Tensor:
+        """The mask as (B or 1, h or 1, Lq or 1, Lk or 1), by MultiHeadAttention's rule (notebook
+        04): (Lq, Lk) for every example and head, (B, Lq, Lk) per example (the same for every
+        head), or (B, h, Lq, Lk)."""
+        bool_mask(where, mask)
+        if mask.dim() > 4:
+            raise ValueError(f"{where}: mask must be (Lq, Lk), (B, Lq, Lk) or (B, h, Lq, Lk), got shape "
+                             f"{tuple(mask.shape)}")
+        if mask.dim() == 3:
+            mask = mask[:, None]  # (B, 1, Lq, Lk): one example's mask for all its heads
+        check_mask(mask, (b, self.num_heads, lq, lk), where, self.q_proj.weight.device)
+        return mask
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        func = "GroupedQueryAttention"
+        self._check_inputs(query, key, value, func)
+        if mask is not None:
+            mask = self._check_mask(mask, query.shape[0], query.shape[1], key.shape[1], func)
         q = self._heads(self.q_proj(query), self.num_heads)  # (B, h, Lq, head_dim)
         k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, h_kv, Lk, head_dim)
         v = self._heads(self.v_proj(value), self.num_kv_heads)  # (B, h_kv, Lk, head_dim)
@@ -142,8 +171,6 @@ class GroupedQueryAttention(nn.Module):
         v = v.repeat_interleave(group, dim=1)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, h, Lq, Lk)
         if mask is not None:
-            bool_mask(func, mask)
-            mask_fits(func, mask, scores.shape)
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         if mask is not None:

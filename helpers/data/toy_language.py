@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import random
 from collections.abc import Iterable, Sequence
 
 import torch
+
+from .. import _checks
 
 __all__ = [
     "GRAMMAR",
@@ -110,14 +113,37 @@ def encode(text: str) -> list[int]:
 
 
 def decode(ids: Iterable[int]) -> str:
-    """Token ids -> text ('the cat sleeps. a dog runs.'); padding is skipped."""
+    """Token ids -> text ('the cat sleeps. a dog runs.'); padding is skipped.
+
+    ``ids`` is one sequence: a list of ints or a 1-D integer tensor (decode a batch row by row)."""
+    if isinstance(ids, torch.Tensor):
+        if ids.dim() != 1:
+            raise ValueError(f"decode: ids must be one sequence of token ids (L,), got shape "
+                             f"{tuple(ids.shape)}; for a batch (B, L) decode each row: "
+                             f"[decode(row) for row in ids]")
+        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+            raise TypeError(f"decode: ids must hold integer token ids (e.g. torch.long), got dtype "
+                            f"{ids.dtype}")
+        ids = ids.tolist()
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise TypeError(f"decode: ids must be a sequence of token ids (ints), got {_checks.got(ids)}")
     words = []
-    for i in (int(i) for i in ids):
+    for i in (_token_id(i) for i in ids):
         if not 0 <= i < len(VOCAB):
             raise ValueError(f"id {i} is outside the vocabulary of {len(VOCAB)} tokens")
         if i != 0:
             words.append(VOCAB[i])
     return " ".join(words).replace(" .", ".")
+
+
+def _token_id(i) -> int:
+    """One id as an int: ints (Python, NumPy, 0-d integer tensors), never 2.7, True or '3'."""
+    if isinstance(i, bool) or (isinstance(i, torch.Tensor) and i.dtype == torch.bool):
+        raise TypeError(f"decode: ids must be ints, got {i!r}")
+    try:
+        return operator.index(i)
+    except TypeError:
+        raise TypeError(f"decode: ids must be ints (token ids), got {_checks.got(i)}") from None
 
 
 def _word_classes() -> dict[str, str]:

@@ -5,14 +5,23 @@ from __future__ import annotations
 import torch
 
 from ..data.repeated import repeated_tokens
-from ..induction import induction_score, per_position_loss, previous_token_score
+from ..induction import (
+    copying_share,
+    eigenvalue_positivity,
+    full_ov_circuit,
+    head_scores,
+    ov_matrix,
+    per_position_loss,
+)
 from ._common import call, checker
 
-__all__ = ["check_ablation_guess", "check_induction_score", "check_previous_token_score"]
+__all__ = ["check_ablation_guess", "check_copier_prediction", "check_duplicate_token_score",
+           "check_full_ov_circuit"]
 
 
-def _patterns(n: int, kind: str) -> torch.Tensor:
-    """Causal (3, 2n, 2n) test patterns: random rows, plus one sharp pattern of the given kind."""
+def _patterns(n: int) -> torch.Tensor:
+    """Causal (3, 2n, 2n) test patterns: random rows, plus one sharp duplicate-token pattern (each
+    query of the repeated half on t - n, each other query on itself)."""
     g = torch.Generator().manual_seed(14)
     size = 2 * n
     scores = torch.randn(3, size, size, generator=g)
@@ -20,8 +29,7 @@ def _patterns(n: int, kind: str) -> torch.Tensor:
     w = torch.softmax(scores, dim=-1)
     sharp = torch.zeros(size, size)
     for t in range(size):
-        j = t - 1 if kind == "previous" else (t - n + 1 if t >= n else t)
-        sharp[t, max(j, 0)] = 1.0
+        sharp[t, t - n if t >= n else t] = 1.0
     w[0] = sharp
     return w
 
@@ -34,43 +42,28 @@ def _as_scores(got, want: torch.Tensor, what: str) -> torch.Tensor:
     return got
 
 
-@checker("Exercise 1 (induction score)")
-def check_induction_score(fn):
-    """``fn(weights (..., 2n, 2n), n) -> (...)``: mean attention from t >= n to t - n + 1."""
+@checker("Exercise 1 (duplicate-token score)")
+def check_duplicate_token_score(fn):
+    """``fn(weights (..., 2n, 2n), n) -> (...)``: mean attention from each t >= n to t - n."""
     n = 5
-    w = _patterns(n, "induction")
-    want = induction_score(w, n)
+    w = _patterns(n)
+    want = w.diagonal(offset=-n, dim1=-2, dim2=-1).mean(-1)  # queries t = n .. 2n-1
     got = _as_scores(call(fn, w, n), want, "your function")
-    duplicate = w.diagonal(offset=-n, dim1=-2, dim2=-1).mean(-1)  # the previous occurrence itself
-    if torch.allclose(got, duplicate, atol=1e-4):
+    induction = w.diagonal(offset=-(n - 1), dim1=-2, dim2=-1)[..., 1:].mean(-1)
+    if torch.allclose(got, induction, atol=1e-4):
         raise AssertionError(
-            "you measured attention to t - n, the previous occurrence of the current token (a "
-            "'duplicate-token' head). An induction head looks one further: at the token that "
-            f"followed it. On a perfect induction pattern you got {got[0]:.3f}, expected {want[0]:.3f}"
-        )
-    assert torch.allclose(got, want, atol=1e-4), (
-        f"scores differ: expected {[round(v, 3) for v in want.tolist()]}, got "
-        f"{[round(v, 3) for v in got.tolist()]} (which queries t do you average over?)"
-    )
-
-
-@checker("Exercise 2 (previous-token score)")
-def check_previous_token_score(fn):
-    """``fn(weights (..., L, L)) -> (...)``: mean attention from each t >= 1 to t - 1."""
-    w = _patterns(6, "previous")
-    want = previous_token_score(w)
-    got = _as_scores(call(fn, w), want, "your function")
-    if torch.allclose(got, w.diagonal(dim1=-2, dim2=-1).mean(-1), atol=1e-4):
-        raise AssertionError("you measured attention to the current position t (the diagonal), "
-                             "not to the previous one")
+            "you measured attention to t - n + 1, the token *after* the previous occurrence: that "
+            "is the induction score. A duplicate-token head looks at the previous occurrence "
+            f"itself, t - n. On a perfect duplicate-token pattern you got {got[0]:.3f}, expected "
+            f"{want[0]:.3f}")
     assert torch.allclose(got, want, atol=1e-4), (
         f"scores differ: expected {[round(v, 3) for v in want.tolist()]}, got "
         f"{[round(v, 3) for v in got.tolist()]}. On the sharp pattern (first entry) every query "
-        "t >= 1 looks at t - 1; does your average include the query at t = 0, which has no t - 1?"
+        "t >= n looks at t - n; which queries do you average over, and do you divide by their number?"
     )
 
 
-@checker("Exercise 3 (which layer-0 head matters)")
+@checker("Exercise 2 (which layer-0 head matters)")
 def check_ablation_guess(guess, model, n: int = 12):
     """``guess = (0, head)``: the layer-0 head whose zeroing raises the repeated-half loss most."""
     if (not isinstance(guess, tuple) or len(guess) != 2
@@ -88,3 +81,59 @@ def check_ablation_guess(guess, model, n: int = 12):
         f"{loss[guess]:.2f} nats; the other head of layer 0 raises it more. Which head writes what "
         "the induction heads of layer 1 read?"
     )
+
+
+def _previous_token_head(model, n: int = 12) -> tuple[int, int]:
+    ids = repeated_tokens(256, n, model.vocab_size, torch.Generator().manual_seed(99))
+    prev = head_scores(model, ids.to(next(model.parameters()).device), n)["previous"]  # (layers, h)
+    return (0, int(prev[0].argmax()))
+
+
+@checker("Exercise 3a (which head copies)")
+def check_copier_prediction(guess, model):
+    """``guess``: of the previous-token head (0, p) and head (1, 0), the one whose full OV
+    circuit is the cleaner copier (the larger eigenvalue positivity)."""
+    prev = _previous_token_head(model)
+    pair = [prev, (1, 0)]
+    assert guess in pair, f"answer with one of the two heads compared, {pair[0]} or {pair[1]}; got {guess!r}"
+    measured = {hd: (copying_share(full_ov_circuit(model, *hd)),
+                     eigenvalue_positivity(full_ov_circuit(model, *hd))) for hd in pair}
+    best = max(pair, key=lambda hd: measured[hd][1])
+    report = "; ".join(f"head {hd}: own logit largest for {share:.0%} of tokens, eigenvalue "
+                       f"positivity {pos:.2f}" for hd, (share, pos) in measured.items())
+    assert guess == best, (
+        f"measured: {report}. Head {best} is the copier. What does head {guess} write, and which "
+        "part of the model reads it?"
+    )
+    print(f"Measured: {report}.")
+
+
+@checker("Exercise 3b (full OV circuit)")
+def check_full_ov_circuit(fn, model):
+    """``fn(model, layer, head) -> (|V|, |V|)``: E W_v,h^T W_o,h^T U^T, rows = attended tokens."""
+    embed, unembed = model.embed.weight.detach(), model.unembed.weight.detach()
+    for layer in range(len(model.layers)):
+        for head in range(model.num_heads):
+            want = full_ov_circuit(model, layer, head)
+            got = call(fn, model, layer, head)
+            got = torch.as_tensor(got).detach().to(want.device, torch.float32)
+            assert got.shape == want.shape, (
+                f"layer {layer}, head {head}: expected a (|V|, |V|) = {tuple(want.shape)} matrix, "
+                f"got {tuple(got.shape)}")
+            if torch.allclose(got, want, rtol=1e-3, atol=1e-3):
+                continue
+            if torch.allclose(got, want.T, rtol=1e-3, atol=1e-3):
+                raise AssertionError(
+                    f"layer {layer}, head {head}: your matrix is the transpose of the expected one. "
+                    "Row a should hold the logits added when the head attends to token a")
+            attn = model.layers[layer]
+            whole = embed @ attn.w_v.weight.detach().T @ attn.w_o.weight.detach().T @ unembed.T
+            if torch.allclose(got, whole, rtol=1e-3, atol=1e-3):
+                raise AssertionError(
+                    f"layer {layer}, head {head}: you used all of W_v and W_o, i.e. every head of "
+                    f"the layer. Take only head {head}'s rows of W_v and its columns of W_o "
+                    f"(d_k = {attn.d_k} of each)")
+            raise AssertionError(
+                f"layer {layer}, head {head}: values differ from E W_v,h^T W_o,h^T U^T (largest "
+                f"difference {(got - want).abs().max():.3g}). Leave the biases out; the head's "
+                f"write for a stream vector x is x @ ov_matrix, here {tuple(ov_matrix(model, layer, head).shape)}")
