@@ -179,19 +179,27 @@ class LearnedPositions(nn.Module):
 
 class SinusoidalPositions(nn.Module):
     """Notebook 09's choice: token embeddings scaled by sqrt(d_model), plus the fixed sinusoidal
-    table of notebook 06 (``PositionalEncoding``): x (B, L, d_model) -> x * sqrt(d_model) + PE."""
+    table of notebook 06 (``PositionalEncoding``): x (B, L, d_model) -> x * sqrt(d_model) + PE.
 
-    def __init__(self, max_len: int, d_model: int):
+    ``token_scale`` (default sqrt(d_model)) and ``table_scale`` (default 1) change the two sizes:
+    x * token_scale + table_scale * PE (notebook 13 balances them)."""
+
+    def __init__(self, max_len: int, d_model: int, token_scale: float | None = None, table_scale: float = 1.0):
         super().__init__()
         self.encoding = PositionalEncoding(d_model, max_len)
-        self.scale = math.sqrt(d_model)
+        self.scale = math.sqrt(d_model) if token_scale is None else float(token_scale)
+        self.table_scale = float(table_scale)
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
-        return self.encoding(x * self.scale, start)  # (B, L, d_model)
+        if self.table_scale == 1.0:
+            return self.encoding(x * self.scale, start)  # (B, L, d_model)
+        return self.encoding(x * (self.scale / self.table_scale), start) * self.table_scale
 
 
 class NoPositions(nn.Module):
-    """The position hook for RoPE: nothing is added to the embeddings (the attention rotates)."""
+    """The position hook of ``positions="rope"`` (nothing is added to the embeddings: the attention
+    rotates queries and keys) and ``positions="none"`` (no position information at all: only the
+    causal mask tells a token how many came before it)."""
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         return x

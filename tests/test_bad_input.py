@@ -596,3 +596,75 @@ def test_cpu_and_gpu_tensors_are_refused():
         scaled_dot_product_attention(q, q.cuda(), q)
     with pytest.raises(ValueError, match=r"query is on device cuda:0 but the module's weights are on cpu"):
         MultiHeadAttention(4, 2)(q.cuda(), q.cuda(), q.cuda())
+
+
+# ================================================================== Part II: GPT (engineer "gpt", issue 23 §4)
+# A block of its own so that other Part II probes merge beside it.
+
+
+def _gpt(**options):
+    from helpers import GPT
+
+    torch.manual_seed(0)
+    return GPT(11, d_model=16, num_heads=4, num_layers=2, d_ff=32, max_len=20, **options).eval()
+
+
+def test_gpt_num_heads_zero_blames_num_heads():
+    from helpers import GPT
+
+    with pytest.raises(ValueError, match="GPT: num_heads must be an int >= 1, got 0"):
+        GPT(11, num_heads=0)
+
+
+def test_gpt_rope_with_an_odd_head_width_is_refused_at_construction():
+    from helpers import GPT
+
+    with pytest.raises(ValueError, match=r"rotates pairs of dimensions.*12/4 = 3 must be even"):
+        GPT(11, d_model=12, num_heads=4, positions="rope")
+
+
+def test_gpt_generate_on_an_empty_batch_names_ids():
+    with pytest.raises(ValueError, match=r"GPT.generate: ids is an empty batch of shape \(0, 3\)"):
+        _gpt().generate(torch.zeros(0, 3, dtype=torch.long), 2)
+    with pytest.raises(ValueError, match=r"GPT: ids is an empty batch"):
+        _gpt()(torch.zeros(0, 3, dtype=torch.long))
+
+
+@pytest.mark.parametrize("cache, got", [
+    (lambda m: m.new_cache()[:1], "a list of 1 items"),
+    (lambda m: KVCache(), "a KVCache"),
+    (lambda m: [KVCache(), "x"], "a list of 2 items"),
+])
+def test_gpt_cache_must_be_one_kv_cache_per_block(cache, got):
+    m = _gpt()
+    with pytest.raises(ValueError, match=f"cache must be a list of 2 KVCaches, one per block.*got {got}"):
+        m(torch.zeros(1, 3, dtype=torch.long), cache=cache(m))
+
+
+def test_gpt_window_needs_its_rolling_cache():
+    m = _gpt()
+    cache = m.new_cache()  # made before the window was set
+    m.set_window(4)
+    with pytest.raises(ValueError, match="window=4, sinks=0: its cache must be model.new_cache()"):
+        m(torch.zeros(1, 3, dtype=torch.long), cache=cache)
+
+
+@pytest.mark.parametrize("n", [0, -1, 2.5, True])
+def test_sample_sentences_needs_a_positive_count(n):
+    from helpers import GPT
+    from helpers.data import toy_language as tl
+    from helpers.gpt import sample_sentences
+
+    model = GPT(len(tl.VOCAB), d_model=16, num_heads=2, num_layers=1, d_ff=16, max_len=32)
+    with pytest.raises(ValueError, match=r"sample_sentences: n must be an int >= 1"):
+        sample_sentences(model, n=n)
+
+
+def test_complete_greedy_without_prompts():
+    from helpers.gpt import complete_greedy
+
+    with pytest.raises(ValueError, match="complete_greedy: prompts is empty"):
+        complete_greedy(_gpt(), [], 3)
+
+
+# ================================================================== end of the GPT block
