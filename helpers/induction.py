@@ -265,23 +265,25 @@ def _head(model, layer, head, func: str) -> tuple[MultiHeadAttention, slice]:
 
 def ov_matrix(model: AttentionOnlyTransformer, layer: int, head: int) -> torch.Tensor:
     """(d_model, d_model): what the head writes when it attends to a stream vector x (a row) is
-    ``x @ ov_matrix`` (value bias aside), i.e. W_v,h^T W_o,h^T in nn.Linear's layout."""
+    ``x @ ov_matrix`` (value bias aside): W_{v,h} W_{o,h}, head h's d_k columns of W_v times its
+    d_k rows of W_o (``nn.Linear`` stores the transposes: rows of ``w_v.weight``, columns of
+    ``w_o.weight``)."""
     attn, s = _head(model, layer, head, "ov_matrix")
-    w_v = attn.w_v.weight[s]  # (d_k, d_model): this head's rows of W_v
-    w_o = attn.w_o.weight[:, s]  # (d_model, d_k): this head's columns of W_o
+    w_v = attn.w_v.weight[s]  # (d_k, d_model): W_{v,h} transposed (rows of w_v.weight)
+    w_o = attn.w_o.weight[:, s]  # (d_model, d_k): W_{o,h} transposed (columns of w_o.weight)
     return (w_v.T @ w_o.T).detach()  # (d_model, d_k) @ (d_k, d_model)
 
 
 def qk_matrix(model: AttentionOnlyTransformer, layer: int, head: int) -> torch.Tensor:
     """(d_model, d_model): the head's score of a query x_q on a key x_k is
-    ``x_q @ qk_matrix @ x_k`` / sqrt(d_k) (biases aside), i.e. W_q,h^T W_k,h."""
+    ``x_q @ qk_matrix @ x_k`` / sqrt(d_k) (biases aside): W_{QK} = W_{q,h} W_{k,h}^T."""
     attn, s = _head(model, layer, head, "qk_matrix")
     return (attn.w_q.weight[s].T @ attn.w_k.weight[s]).detach()  # (d_model, d_k) @ (d_k, d_model)
 
 
 def full_ov_circuit(model: AttentionOnlyTransformer, layer: int, head: int) -> torch.Tensor:
     """(|V|, |V|): row a holds the logits the head adds (through the direct path to the
-    unembedding) when it attends to a position holding token a: E W_v,h^T W_o,h^T U^T."""
+    unembedding) when it attends to a position holding token a: E W_{v,h} W_{o,h} U^T."""
     _head(model, layer, head, "full_ov_circuit")
     embed, unembed = model.embed.weight.detach(), model.unembed.weight.detach()  # (|V|, d_model) each
     return embed @ ov_matrix(model, layer, head) @ unembed.T  # (|V|, |V|)
@@ -330,8 +332,8 @@ def composition_score(first: torch.Tensor, second: torch.Tensor) -> float:
 def composition_scores(model: AttentionOnlyTransformer, kind: str, source: int = 0,
                        target: int = 1) -> torch.Tensor:
     """(h, h): entry [i, j] is the composition score of head i of layer ``source`` into the
-    ``kind`` ("queries", "keys" or "values") of head j of layer ``target``:
-    queries W_OV,i W_QK,j; keys W_OV,i W_QK,j^T; values W_OV,i W_OV,j."""
+    ``kind`` ("queries", "keys" or "values") of head j of layer ``target``. With W_{OV,i} = W_{v,i} W_{o,i} (``ov_matrix``) and W_{QK,j} (``qk_matrix``): queries
+    W_{OV,i} W_{QK,j}; keys W_{OV,i} W_{QK,j}^T; values W_{OV,i} W_{OV,j}."""
     if kind not in ("queries", "keys", "values"):
         raise ValueError(f"composition_scores: kind must be 'queries', 'keys' or 'values', got {kind!r}")
     _head(model, source, 0, "composition_scores")

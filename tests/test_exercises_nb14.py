@@ -12,7 +12,6 @@ from helpers.induction import (
     AttentionOnlyTransformer,
     eigenvalue_positivity,
     full_ov_circuit,
-    head_scores,
     per_position_loss,
 )
 
@@ -64,7 +63,7 @@ def test_stubs_are_not_attempted(capsys):
     model = _model()
     assert not nb14.check_duplicate_token_score(stub)
     assert not nb14.check_ablation_guess(None, model)
-    assert not nb14.check_copier_prediction(None, model)
+    assert not nb14.check_one_layer_prediction(None, model)
     assert not nb14.check_full_ov_circuit(stub, model)
     assert capsys.readouterr().out.count("not attempted") == 4
 
@@ -89,33 +88,53 @@ def test_full_ov_circuit_rejects(wrong, word):
         nb14.check_full_ov_circuit(wrong, _model())
 
 
-def test_ablation_guess_accepts_the_measured_head_only():
+def test_ablation_guess_accepts_the_measured_head_only(capsys):
     model = _model()
     ids = repeated_tokens(256, 12, 64, torch.Generator().manual_seed(99))
     loss = {(0, h): per_position_loss(model, ids, ablate=[(0, h)])[12:].mean().item()
             for h in range(2)}
     best = max(loss, key=loss.get)
     assert nb14.check_ablation_guess(best, model)
+    assert nb14.check_ablation_guess(list(best), model)  # [0, h] is the same answer
+    assert capsys.readouterr().out.count("Measured: intact") == 2
     wrong = next(hd for hd in loss if hd != best)
-    with pytest.raises(AssertionError, match="the other head of layer 0 raises it more"):
+    with pytest.raises(AssertionError, match=re.escape(f"head {best} raises it more")):
         nb14.check_ablation_guess(wrong, model)
     with pytest.raises(AssertionError, match="layer 0"):
         nb14.check_ablation_guess((1, 0), model)
-    with pytest.raises(AssertionError, match="tuple"):
-        nb14.check_ablation_guess("0, 0", model)
+    for bad in ("0, 0", (0,), (0, True), (0.0, 1)):
+        with pytest.raises(AssertionError, match=r"\(layer, head\) pair"):
+            nb14.check_ablation_guess(bad, model)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_copier_prediction_follows_the_measurement(seed, capsys):
-    model = _model(seed)  # untrained: which head "copies" more is whatever the measurement says
-    ids = repeated_tokens(256, 12, 64, torch.Generator().manual_seed(99))
-    prev = (0, int(head_scores(model, ids, 12)["previous"][0].argmax()))
-    pos = {hd: eigenvalue_positivity(full_ov_circuit(model, *hd)) for hd in (prev, (1, 0))}
-    best = max(pos, key=pos.get)
-    assert nb14.check_copier_prediction(best, model)
-    assert "Measured:" in capsys.readouterr().out
-    wrong = prev if best == (1, 0) else (1, 0)
-    with pytest.raises(AssertionError, match=re.escape(f"Head {best} is the copier")):
-        nb14.check_copier_prediction(wrong, model)
-    with pytest.raises(AssertionError, match="one of the two heads"):
-        nb14.check_copier_prediction((1, 1), model)
+def _copy_head(model, layer, head, sign):
+    """Set U = E and W_{v,h} W_{o,h} = sign * P (P: projection on d_k axes): the head's full OV
+    circuit E W_{v,h} W_{o,h} U^T is then sign * E P E^T, a copier for sign 1 (its eigenvalues
+    are >= 0) and an anti-copier for sign -1."""
+    attn = model.layers[layer]
+    s = slice(head * attn.d_k, (head + 1) * attn.d_k)
+    with torch.no_grad():
+        model.unembed.weight.copy_(model.embed.weight)  # U = E
+        attn.w_v.weight[s] = torch.eye(attn.d_model)[s]  # W_{v,h}: the first d_k directions
+        attn.w_o.weight[:, s] = sign * torch.eye(attn.d_model)[:, s]  # W_{o,h}: back to them
+
+
+def _one_layer(signs, seed=0):
+    torch.manual_seed(seed)
+    model = AttentionOnlyTransformer(16, d_model=16, num_heads=2, num_layers=1)
+    for head, sign in enumerate(signs):
+        _copy_head(model, 0, head, sign)
+    return model
+
+
+@pytest.mark.parametrize("signs, truth", [((1, 1), True), ((1, -1), False), ((-1, -1), False)])
+def test_one_layer_prediction_follows_the_measurement(signs, truth, capsys):
+    model = _one_layer(signs)
+    copies = [eigenvalue_positivity(full_ov_circuit(model, 0, h)) > 0.5 for h in range(2)]
+    assert copies == [s > 0 for s in signs]  # the constructed heads measure as intended
+    assert nb14.check_one_layer_prediction(truth, model)
+    assert "Measured: head (0, 0)" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match=f"the answer is {truth}"):
+        nb14.check_one_layer_prediction(not truth, model)
+    with pytest.raises(AssertionError, match="True"):
+        nb14.check_one_layer_prediction("yes", model)

@@ -9,7 +9,12 @@ import pytest
 import torch
 
 from helpers.attention import causal_mask
-from helpers.data.repeated import induction_lookups, perfect_induction_loss, repeated_tokens
+from helpers.data.repeated import (
+    induction_lookups,
+    perfect_induction_loss,
+    prefix_match_loss,
+    repeated_tokens,
+)
 from helpers.induction import (
     PATHS,
     AttentionOnlyTransformer,
@@ -38,6 +43,7 @@ from helpers.plots import (
     scores_over_training_plot,
     sink_plot,
 )
+from helpers.plots.induction import FLOOR_LABEL
 from helpers.training import train_induction_model
 from helpers.widgets import induction_view
 
@@ -178,6 +184,13 @@ def test_induction_view_shows_the_chosen_head_and_the_loss():
     torch.testing.assert_close(torch.as_tensor(shown.data), model.patterns()[1][0, 0])
     heights = [p.get_height() for p in bars.patches]
     torch.testing.assert_close(torch.tensor(heights, dtype=torch.float32), per_position_loss(model, ids))
+    # position t (predicting token t + 1) on the x axis, as in notebook 14's per-position plot
+    assert [p.get_x() + p.get_width() / 2 for p in bars.patches] == pytest.approx(range(11))
+    assert bars.get_xlabel() == "position t (predicting token t + 1)"
+    colours = [p.get_facecolor() for p in bars.patches]  # first half, position n - 1, repeated half
+    assert len({colours[t] for t in range(5)}) == 1 and len({colours[t] for t in range(6, 11)}) == 1
+    assert len({colours[0], colours[5], colours[6]}) == 3
+    assert fig.axes[2].get_ylabel().startswith("attention weight")  # the heatmap's colour bar
     with pytest.raises(ValueError, match="layer"):
         induction_view(model, 2, 0)
     with pytest.raises(ValueError, match="head"):
@@ -224,6 +237,25 @@ def test_perfect_induction_loss_by_hand():
 def test_perfect_induction_loss_is_zero_without_repeats_in_the_first_half():
     ids = torch.arange(6).repeat(2)[None]  # (1, 12), six distinct tokens twice
     assert torch.equal(perfect_induction_loss(ids, 6), torch.zeros(1, 5))
+    assert not torch.signbit(perfect_induction_loss(ids, 6)).any()  # 0.0, not -0.0, when printed
+
+
+def test_prefix_match_loss_by_hand():
+    ids = torch.tensor([[5, 9, 5, 2, 5, 9, 5, 2]])  # n = 4
+    # t = 4 (context 5 9 5 2 5): only period 4 repeats all of it -> 0; t = 5 -> 0;
+    # t = 6 (context 5 9 5 2 5 9 5): periods 4 (next 2, right) and 6 (next 9, wrong) -> ln 2
+    torch.testing.assert_close(prefix_match_loss(ids, 4), torch.tensor([[0.0, 0.0, math.log(2)]]))
+    assert not torch.signbit(prefix_match_loss(ids, 4)).any()
+
+
+def test_prefix_match_loss_is_finite_and_zero_where_one_token_is_enough():
+    ids = repeated_tokens(200, 8, 4, torch.Generator().manual_seed(0))  # many repeats: |V| = 4
+    whole, one = prefix_match_loss(ids, 8), perfect_induction_loss(ids, 8)
+    assert whole.shape == one.shape == (200, 7) and torch.isfinite(whole).all()
+    assert (whole[one == 0] == 0).all()  # the periods it keeps are a subset of the candidates
+    assert whole.mean() < one.mean()
+    with pytest.raises(ValueError, match="repeat"):
+        prefix_match_loss(torch.tensor([[1, 2, 3, 4]]), 2)
 
 
 def test_perfect_induction_loss_bad_input():
@@ -410,7 +442,8 @@ def test_loss_curves_plot_draws_the_floor():
     hist = {"step": [0, 10], "first_half": [4.0, 4.1], "repeated_half": [4.0, 1.0], "chance": 4.0}
     ax = loss_curves_plot({"a": hist}, floor=0.25).axes[0]
     assert [list(line.get_ydata()) for line in ax.lines[-1:]] == [[0.25, 0.25]]
-    assert ax.get_legend().get_texts()[-1].get_text() == "perfect induction head"
+    assert ax.get_legend().get_texts()[-1].get_text() == FLOOR_LABEL
+    assert "one-token" in FLOOR_LABEL
     plt.close("all")
 
 
@@ -437,17 +470,19 @@ def test_ov_circuits_plot_shares_one_symmetric_scale():
     plt.close("all")
 
 
-def test_composition_plot_draws_every_pair_and_the_random_range():
+def test_composition_plot_draws_every_pair_and_the_random_band():
     keys = torch.tensor([[0.3, 0.2], [0.1, 0.05]])
-    fig = composition_plot({"keys": keys, "queries": keys / 2}, torch.tensor([0.1, 0.12, 0.14]))
+    baseline = torch.linspace(0.1, 0.2, 21)  # its 95th percentile is 0.195
+    fig = composition_plot({"keys": keys, "queries": keys / 2}, baseline)
     ax = fig.axes[0]
-    heights = [p.get_height() for p in ax.patches if p.get_label() != "random matrices (range)"]
-    assert heights[:4] == pytest.approx([0.3, 0.2, 0.1, 0.05])
-    assert heights[4:] == pytest.approx([0.15, 0.1, 0.05, 0.025])
-    band = ax.patches[0]  # the random scores' range, from the smallest to the largest
-    assert (band.get_y(), band.get_y() + band.get_height()) == pytest.approx((0.1, 0.14))
-    assert [t.get_text() for t in ax.get_xticklabels()][1] == "head 0.0 → head 1.1"
-    assert ax.lines[0].get_ydata()[0] == pytest.approx(0.12)
+    band, bars = ax.patches[0], ax.patches[1:]
+    assert [p.get_height() for p in bars[:4]] == pytest.approx([0.3, 0.2, 0.1, 0.05])
+    assert [p.get_height() for p in bars[4:]] == pytest.approx([0.15, 0.1, 0.05, 0.025])
+    # the band: from the smallest random score to the 95th percentile, the threshold claimed
+    assert (band.get_y(), band.get_y() + band.get_height()) == pytest.approx((0.1, 0.195))
+    assert "95th percentile" in band.get_label()
+    assert [t.get_text() for t in ax.get_xticklabels()][1] == "(0, 0) → (1, 1)"
+    assert ax.lines[0].get_ydata()[0] == pytest.approx(0.15)  # the mean
     plt.close("all")
 
 

@@ -9,14 +9,12 @@ from ..induction import (
     copying_share,
     eigenvalue_positivity,
     full_ov_circuit,
-    head_scores,
-    ov_matrix,
     per_position_loss,
 )
 from ._common import call, checker
 
-__all__ = ["check_ablation_guess", "check_copier_prediction", "check_duplicate_token_score",
-           "check_full_ov_circuit"]
+__all__ = ["check_ablation_guess", "check_duplicate_token_score", "check_full_ov_circuit",
+           "check_one_layer_prediction"]
 
 
 def _patterns(n: int) -> torch.Tensor:
@@ -63,12 +61,20 @@ def check_duplicate_token_score(fn):
     )
 
 
+def _as_head(guess, what: str) -> tuple[int, int]:
+    """A (layer, head) answer written as a tuple or a list of two ints, as a tuple."""
+    if (not isinstance(guess, tuple | list) or len(guess) != 2
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in guess)):
+        raise AssertionError(f"answer {what} with a (layer, head) pair of ints such as (0, 1), "
+                             f"got {guess!r}")
+    return tuple(guess)
+
+
 @checker("Exercise 2 (which layer-0 head matters)")
 def check_ablation_guess(guess, model, n: int = 12):
-    """``guess = (0, head)``: the layer-0 head whose zeroing raises the repeated-half loss most."""
-    if (not isinstance(guess, tuple) or len(guess) != 2
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in guess)):
-        raise AssertionError(f"answer with a (layer, head) tuple of ints, got {guess!r}")
+    """``guess = (0, head)`` (a tuple or a list): the head of layer 0 of ``model`` whose zeroing
+    raises the repeated-half loss the most, measured on 256 fresh repeated sequences of period n."""
+    guess = _as_head(guess, "the question")
     heads = [(0, h) for h in range(model.num_heads)]
     assert guess in heads, f"the question is about layer 0, whose heads are {heads}; got {guess}"
     ids = repeated_tokens(256, n, model.vocab_size, torch.Generator().manual_seed(99))
@@ -76,41 +82,43 @@ def check_ablation_guess(guess, model, n: int = 12):
     base = per_position_loss(model, ids)[n:].mean().item()
     loss = {hd: per_position_loss(model, ids, ablate=[hd])[n:].mean().item() for hd in heads}
     best = max(loss, key=loss.get)
+    measured = ", ".join(f"zero {hd}: {v:.2f}" for hd, v in loss.items())
     assert guess == best, (
         f"zeroing head {guess} takes the repeated-half loss only from {base:.2f} to "
-        f"{loss[guess]:.2f} nats; the other head of layer 0 raises it more. Which head writes what "
-        "the induction heads of layer 1 read?"
+        f"{loss[guess]:.2f} nats; head {best} raises it more ({measured}). Which head writes what "
+        "the induction heads of layer 1 read, and which score shows it?"
     )
+    print(f"Measured: intact {base:.2f} nats, {measured}.")
 
 
-def _previous_token_head(model, n: int = 12) -> tuple[int, int]:
-    ids = repeated_tokens(256, n, model.vocab_size, torch.Generator().manual_seed(99))
-    prev = head_scores(model, ids.to(next(model.parameters()).device), n)["previous"]  # (layers, h)
-    return (0, int(prev[0].argmax()))
+def _copies(model, layer: int, head: int) -> tuple[float, float, bool]:
+    """Copying share, eigenvalue positivity, and whether both say "copies" (above one half)."""
+    circuit = full_ov_circuit(model, layer, head)
+    share, positivity = copying_share(circuit), eigenvalue_positivity(circuit)
+    return share, positivity, share > 0.5 and positivity > 0.5
 
 
-@checker("Exercise 3a (which head copies)")
-def check_copier_prediction(guess, model):
-    """``guess``: of the previous-token head (0, p) and head (1, 0), the one whose full OV
-    circuit is the cleaner copier (the larger eigenvalue positivity)."""
-    prev = _previous_token_head(model)
-    pair = [prev, (1, 0)]
-    assert guess in pair, f"answer with one of the two heads compared, {pair[0]} or {pair[1]}; got {guess!r}"
-    measured = {hd: (copying_share(full_ov_circuit(model, *hd)),
-                     eigenvalue_positivity(full_ov_circuit(model, *hd))) for hd in pair}
-    best = max(pair, key=lambda hd: measured[hd][1])
-    report = "; ".join(f"head {hd}: own logit largest for {share:.0%} of tokens, eigenvalue "
-                       f"positivity {pos:.2f}" for hd, (share, pos) in measured.items())
-    assert guess == best, (
-        f"measured: {report}. Head {best} is the copier. What does head {guess} write, and which "
-        "part of the model reads it?"
+@checker("Exercise 3a (does the 1-layer model copy?)")
+def check_one_layer_prediction(guess, model):
+    """``guess`` (True or False): does every head of the 1-layer ``model`` copy, i.e. is its full
+    OV circuit E W_{v,h} W_{o,h} U^T a copier (own logit largest for most tokens, eigenvalue
+    positivity above 0.5)? The checker measures both numbers for each head."""
+    if not isinstance(guess, bool):
+        raise AssertionError(f"answer True (every head copies) or False, got {guess!r}")
+    measured = {h: _copies(model, 0, h) for h in range(model.num_heads)}
+    truth = all(c for _, _, c in measured.values())
+    report = "; ".join(f"head (0, {h}): own logit largest for {share:.0%} of tokens, eigenvalue "
+                       f"positivity {pos:.2f}" for h, (share, pos, _) in measured.items())
+    assert guess == truth, (
+        f"measured: {report}. So the answer is {truth}. What must a head write, once it attends "
+        "to an earlier token, to make the model favour the tokens it has already seen?"
     )
     print(f"Measured: {report}.")
 
 
 @checker("Exercise 3b (full OV circuit)")
 def check_full_ov_circuit(fn, model):
-    """``fn(model, layer, head) -> (|V|, |V|)``: E W_v,h^T W_o,h^T U^T, rows = attended tokens."""
+    """``fn(model, layer, head) -> (|V|, |V|)``: E W_{v,h} W_{o,h} U^T, rows = attended tokens."""
     embed, unembed = model.embed.weight.detach(), model.unembed.weight.detach()
     for layer in range(len(model.layers)):
         for head in range(model.num_heads):
@@ -131,9 +139,10 @@ def check_full_ov_circuit(fn, model):
             if torch.allclose(got, whole, rtol=1e-3, atol=1e-3):
                 raise AssertionError(
                     f"layer {layer}, head {head}: you used all of W_v and W_o, i.e. every head of "
-                    f"the layer. Take only head {head}'s rows of W_v and its columns of W_o "
-                    f"(d_k = {attn.d_k} of each)")
+                    f"the layer. Take only head {head}'s W_{{v,h}} and W_{{o,h}}: d_k = {attn.d_k} "
+                    "rows of w_v.weight and d_k columns of w_o.weight (nn.Linear stores W^T)")
             raise AssertionError(
-                f"layer {layer}, head {head}: values differ from E W_v,h^T W_o,h^T U^T (largest "
-                f"difference {(got - want).abs().max():.3g}). Leave the biases out; the head's "
-                f"write for a stream vector x is x @ ov_matrix, here {tuple(ov_matrix(model, layer, head).shape)}")
+                f"layer {layer}, head {head}: values differ from E W_{{v,h}} W_{{o,h}} U^T (largest "
+                f"difference {(got - want).abs().max():.3g}). Leave the biases out, and chain E "
+                f"(|V|, d_model), W_{{v,h}} (d_model, d_k), W_{{o,h}} (d_k, d_model) and U^T "
+                f"(d_model, |V|), with d_k = {model.layers[layer].d_k} here")

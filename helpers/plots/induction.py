@@ -23,11 +23,14 @@ __all__ = [
     "sink_plot",
 ]
 
+FLOOR_LABEL = "floor: perfect one-token induction head"
+
 
 def loss_curves_plot(histories: dict, ax=None, floor: float | None = None):
     """Repeated-half loss (solid) and first-half loss (dashed) against the step, one colour per
     run in ``histories`` ({label: history}), with the chance level ln|V| as a grey line and, if
-    given, the ``floor`` a perfect induction head reaches on the repeated half (dash-dotted)."""
+    given, the ``floor`` of a perfect induction head (one that matches the current token alone) on
+    the repeated half (dash-dotted)."""
     if not histories:
         raise ValueError("loss_curves_plot: histories is empty; pass {label: history}")
     if ax is None:
@@ -39,7 +42,7 @@ def loss_curves_plot(histories: dict, ax=None, floor: float | None = None):
     chance = next(iter(histories.values()))["chance"]
     ax.axhline(chance, color="grey", lw=1, ls=":", label=r"chance $\ln|\mathcal{V}|$")
     if floor is not None:
-        ax.axhline(floor, color="black", lw=1, ls="-.", label="perfect induction head")
+        ax.axhline(floor, color="black", lw=1, ls="-.", label=FLOOR_LABEL)
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats)")
     ax.set_ylim(0, chance * 1.25)
@@ -130,8 +133,9 @@ def ov_circuits_plot(circuits: Mapping[str, torch.Tensor], tick_every: int = 16)
 
 def composition_plot(scores: Mapping[str, torch.Tensor], baseline: torch.Tensor, ax=None):
     """Composition scores of every layer-0 head i into every layer-1 head j, one group of bars per
-    pair (i -> j), one bar per kind in ``scores`` ({kind: (h, h)}); the scores of random matrices
-    ``baseline`` (samples,) as a grey band (smallest to largest) with their mean."""
+    pair (0, i) -> (1, j), one bar per kind in ``scores`` ({kind: (h, h)}); the scores of random
+    matrices ``baseline`` (samples,) as a grey band from the smallest to the 95th percentile, with
+    their mean (dotted)."""
     if not scores:
         raise ValueError("composition_plot: scores is empty; pass {kind: (h, h) scores}")
     mats = {k: torch.as_tensor(v).detach().cpu().float() for k, v in scores.items()}
@@ -146,12 +150,14 @@ def composition_plot(scores: Mapping[str, torch.Tensor], baseline: torch.Tensor,
         _, ax = plt.subplots(figsize=(7.5, 3.4))
     pairs = [(i, j) for i in range(shape[0]) for j in range(shape[1])]
     width = 0.8 / len(mats)
-    ax.axhspan(float(base.min()), float(base.max()), color="0.85", label="random matrices (range)")
+    ax.axhspan(float(base.min()), float(base.quantile(0.95)), color="0.85",
+               label="random matrices (smallest to 95th percentile)")
     ax.axhline(float(base.mean()), color="0.4", lw=1, ls=":", label="random matrices (mean)")
     for k, (kind, m) in enumerate(mats.items()):
         xs = np.arange(len(pairs)) + (k - (len(mats) - 1) / 2) * width
         ax.bar(xs, [float(m[i, j]) for i, j in pairs], width=width, color=f"C{k}", label=kind)
-    ax.set_xticks(np.arange(len(pairs)), [f"head 0.{i} → head 1.{j}" for i, j in pairs])
+    ax.set_xticks(np.arange(len(pairs)), [f"(0, {i}) → (1, {j})" for i, j in pairs])
+    ax.set_xlabel("layer-0 head → layer-1 head")
     ax.set_ylabel("composition score")
     ax.set_ylim(0, max(float(base.max()), max(float(m.max()) for m in mats.values())) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper right")
@@ -161,7 +167,8 @@ def composition_plot(scores: Mapping[str, torch.Tensor], baseline: torch.Tensor,
 def path_ablation_plot(losses: Mapping[str, float], intact: float, chance: float,
                        floor: float | None = None, ax=None):
     """Repeated-half loss after each ablation in ``losses`` ({label: loss}), as horizontal bars,
-    with the intact model's loss, the chance level and (if given) the perfect-induction floor."""
+    with the intact model's loss, the chance level and (if given) the floor of a perfect
+    one-token induction head."""
     if not losses:
         raise ValueError("path_ablation_plot: losses is empty; pass {label: loss}")
     if ax is None:
@@ -173,7 +180,7 @@ def path_ablation_plot(losses: Mapping[str, float], intact: float, chance: float
     ax.axvline(intact, color="C1", lw=1.5, label=f"intact model ({intact:.2f})")
     ax.axvline(chance, color="grey", lw=1, ls=":", label=r"chance $\ln|\mathcal{V}|$")
     if floor is not None:
-        ax.axvline(floor, color="black", lw=1, ls="-.", label="perfect induction head")
+        ax.axvline(floor, color="black", lw=1, ls="-.", label=FLOOR_LABEL)
     ax.set_xlabel("repeated-half loss (nats)")
     ax.set_xlim(0, chance * 1.1)
     ax.legend(fontsize=8, loc="lower right")
