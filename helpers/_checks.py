@@ -53,7 +53,7 @@ def int_at_least(where: str, name: str, value, low: int) -> int:
     """``value`` if it is a plain int >= ``low``: TypeError for anything that is not an int (a bool
     neither), ValueError below ``low``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{where}: {name} must be an int, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{where}: {name} must be an int, got {type(value).__name__} {short(value)}")
     if value < low:
         raise ValueError(f"{where}: {name} must be >= {low}, got {value}")
     return value

@@ -5,7 +5,12 @@ When the test suite runs notebooks in parallel (pytest-xdist workers, the browse
 JupyterLab), two kernels can ask for the same model at once. Whoever takes the lock first trains and
 saves; the others wait, then find the file and load it, instead of training the same model again.
 
-This module imports nothing else from ``helpers``: the training code and the notebooks build on it.
+A cache never makes a run fail: an entry that cannot be read (empty, truncated, not written by
+``torch.save``, holding other weights) is reported by its path and trained again, and a cache folder
+that cannot be written is reported and the model trained without it. Entry names never leave the
+cache folder.
+
+This module imports only ``_checks`` from ``helpers``: the training code and the notebooks build on it.
 """
 
 from __future__ import annotations
@@ -13,12 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import torch
 from torch import nn
+
+from . import _checks
 
 try:
     import fcntl
@@ -52,6 +61,52 @@ def cache_lock(path: str | os.PathLike) -> Iterator[None]:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+_NOT_IN_NAMES = re.compile(r'[/\\:*?"<>|\x00-\x1f]')  # folders, drives, and what Windows forbids
+
+
+def check_name(where: str, name) -> str:
+    """``name`` as the start of a cache file's name: a non-empty str of at most 100 characters with
+    no path separator or other character a file name cannot hold, so the entry stays inside the
+    cache folder ("../outside", "a/b" and "/abs" are refused)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{where}: name must be a str (the start of the cache file's name), got "
+                        f"{_checks.got(name)}")
+    if not name or len(name) > 100 or _NOT_IN_NAMES.search(name) or name.strip() != name:
+        raise ValueError(f"{where}: name must be a file name of 1 to 100 characters, without folders "
+                         f"('/' or '\\'), ':', '*', '?', '\"', '<', '>', '|' or surrounding spaces: the "
+                         f"entry stays in the cache folder; got {_checks.short(name)}")
+    return name
+
+
+def _file_name(text: str) -> str:
+    """A function's name made safe for a cache file: '<lambda>' -> '_lambda_', '../x' -> '.._x'."""
+    return _NOT_IN_NAMES.sub("_", text).strip()[:100] or "train"
+
+
+def _read_entry(path: Path, model: nn.Module, device) -> tuple[dict | None, str]:
+    """The stored entry if ``path`` holds this model's weights and a history, else (None, why).
+    Never unpickles anything but tensors and plain values (``weights_only=True``)."""
+    try:
+        stored = torch.load(path, weights_only=True, map_location=device)
+    except Exception as err:  # noqa: BLE001 - any unreadable file is retrained, never trusted
+        size = path.stat().st_size if path.exists() else 0
+        return None, ("it is empty" if size == 0 else
+                      f"it is truncated or was not written by torch.save ({type(err).__name__})")
+    if not isinstance(stored, dict) or not isinstance(stored.get("state_dict"), dict) \
+            or not isinstance(stored.get("history"), dict):
+        return None, "it holds no 'state_dict' and 'history'"
+    expected, weights = model.state_dict(), stored["state_dict"]
+    if set(weights) != set(expected) or any(
+            not isinstance(weights[k], torch.Tensor) or weights[k].shape != v.shape
+            or weights[k].dtype != v.dtype for k, v in expected.items()):
+        return None, "its weights do not fit this model"
+    return stored, ""
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=4)
+
+
 def tensor_digest(*tensors: torch.Tensor) -> str:
     """A short hash of tensors' shapes, dtypes and values (for cache keys)."""
     h = hashlib.sha256()
@@ -77,17 +132,34 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):
         raise ValueError(f"load_or_train: threads must be None or an int >= 1, got {threads!r}")
+    check_name("load_or_train", name)
+    if not isinstance(model, nn.Module) or next(model.parameters(), None) is None:
+        raise TypeError(f"load_or_train: model must be an nn.Module with parameters, got "
+                        f"{_checks.got(model)}")
+    if not callable(train):
+        raise TypeError(f"load_or_train: train must be a function that trains the model, got "
+                        f"{_checks.got(train)}")
     device = next(model.parameters()).device
     parts = {"key": key, "init": tensor_digest(*model.state_dict().values()),
              "torch": torch.__version__, "device": str(device),
              "threads": threads if threads is not None else torch.get_num_threads()}
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-    path = cache_folder() / f"{name}-{digest[:20]}.pt"
-    with cache_lock(path) if cache else nullcontext():
+    folder = cache_folder()
+    path = folder / f"{name}-{digest[:20]}.pt"
+    with ExitStack() as stack:
+        if cache:
+            try:
+                stack.enter_context(cache_lock(path))
+            except OSError as err:
+                _warn(f"the cache folder {folder} cannot be written ({err.strerror or err}): training "
+                      f"{name!r} without the cache (set ATTENTION_TUTORIAL_CACHE to a writable folder)")
+                cache = False
         if cache and path.exists():
-            stored = torch.load(path, weights_only=True, map_location=device)
-            model.load_state_dict(stored["state_dict"])
-            return model.eval(), {**stored["history"], "cached": True}
+            stored, why = _read_entry(path, model, device)
+            if stored is not None:
+                model.load_state_dict(stored["state_dict"])
+                return model.eval(), {**stored["history"], "cached": True}
+            _warn(f"the cache file {path} cannot be used ({why}): training again and replacing it")
         previous = torch.get_num_threads()
         if threads is not None:
             torch.set_num_threads(threads)
@@ -95,12 +167,25 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
             history = train()
         finally:
             torch.set_num_threads(previous)
+        if not isinstance(history, dict):
+            raise TypeError(f"load_or_train: train() must return the history as a dict, got "
+                            f"{_checks.got(history)}")
         if cache:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-            torch.save({"state_dict": state, "history": history}, tmp)
-            os.replace(tmp, path)  # atomic: nobody reads half a file
+            _save(path, model, history)
     return model.eval(), {**history, "cached": False}
+
+
+def _save(path: Path, model: nn.Module, history: dict) -> None:
+    """Write the entry atomically (a reader never sees half a file); a failed write is reported."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    try:
+        torch.save({"state_dict": state, "history": history}, tmp)
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        _warn(f"the cache file {path} cannot be written ({err.strerror or err}): the model is trained "
+              f"but not kept")
 
 
 def fingerprint(obj) -> object:
@@ -142,9 +227,14 @@ def train_once(train: Callable[..., dict], model: nn.Module, *args, cache: bool 
     share the cores, and the weights then do not depend on OMP_NUM_THREADS. ``threads=None``
     keeps torch's setting.
     """
+    if not callable(train):
+        raise TypeError(f"train_once: train must be a training function train(model, ...) -> history "
+                        f"dict, got {_checks.got(train)}")
+    if not isinstance(model, nn.Module) or next(model.parameters(), None) is None:
+        raise TypeError(f"train_once: model must be an nn.Module with parameters, got {_checks.got(model)}")
     key = {"train": fingerprint(train), "args": fingerprint(list(args)),
            "kwargs": fingerprint(kwargs)}
-    name = getattr(train, "__name__", "train")
+    name = _file_name(str(getattr(train, "__name__", "train")))  # a function's name: made safe
     _, history = load_or_train(name, model, lambda: train(model, *args, **kwargs), key,
                                cache=cache, threads=threads)
     return history

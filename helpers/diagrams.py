@@ -28,8 +28,12 @@ def show_diagram(name: str):
 
     if not isinstance(name, str):
         raise TypeError(f"show_diagram: name must be a str such as '01_attention_matrix', got {type(name).__name__}")
-    path = IMGS / f"{name.removesuffix('.svg')}.svg"
-    if not path.is_file():
-        known = ", ".join(diagram_names()) or "none"
-        raise ValueError(f"show_diagram: no diagram named {name!r} in imgs/ (known: {known})")
-    return SVG(data=path.read_text(encoding="utf-8"))
+    stem = name.removesuffix(".svg")
+    known = diagram_names()
+    if stem not in known:  # only the diagrams of imgs/: never a path to another file
+        if "/" in name or "\\" in name:
+            raise ValueError(f"show_diagram: name must be the name of a diagram in imgs/ (no folders or "
+                             f"paths), such as '01_attention_matrix', got {name[:80]!r}")
+        raise ValueError(f"show_diagram: no diagram named {name[:80]!r} in imgs/ (known: "
+                         f"{', '.join(known) or 'none'})")
+    return SVG(data=(IMGS / f"{stem}.svg").read_text(encoding="utf-8"))

@@ -28,18 +28,21 @@ def online_softmax(x: torch.Tensor, dim: int = -1, block_size: int = 128) -> tor
     """Softmax computed in one pass over blocks of ``dim``, keeping a running max and sum.
 
     Equal to ``torch.softmax(x, dim)``. Each new block may raise the running max m; the sum
-    collected so far is then rescaled by exp(m_old - m_new).
+    collected so far is then rescaled by exp(m_old - m_new). The running max and sum are kept in
+    float32 (float64 for float64 input), as PyTorch's softmax does: a half-precision sum of
+    70,000 terms would stop growing long before it reached the true total.
     """
     if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() == 0:
-        got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
-        raise TypeError(f"online_softmax expects a floating-point tensor with >= 1 dimension, got {got}")
+        got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else _checks.got(x)
+        raise TypeError(f"online_softmax: x must be a floating-point tensor with >= 1 dimension, got {got}")
     dim = _checks.as_int("online_softmax", "dim", dim)
     if not -x.dim() <= dim < x.dim():
-        raise ValueError(f"dim={dim} is out of range for a tensor of shape {tuple(x.shape)}")
+        raise ValueError(f"online_softmax: dim={dim} is out of range for a tensor of shape {tuple(x.shape)}")
     block_size = _checks.as_int("online_softmax", "block_size", block_size)
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
-    x = x.movedim(dim, -1)  # (..., n)
+    out_dtype = x.dtype
+    x = x.movedim(dim, -1).to(_accumulator(x.dtype))  # (..., n)
     running_max = torch.full(x.shape[:-1], float("-inf"), dtype=x.dtype, device=x.device)
     running_sum = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
     for start in range(0, x.shape[-1], block_size):
@@ -52,7 +55,12 @@ def online_softmax(x: torch.Tensor, dim: int = -1, block_size: int = 128) -> tor
         running_max = new_max
     safe_max = running_max.masked_fill(running_max == float("-inf"), 0.0)
     out = torch.exp(x - safe_max[..., None]) / running_sum[..., None]  # second, elementwise pass
-    return out.movedim(-1, dim)
+    return out.movedim(-1, dim).to(out_dtype)
+
+
+def _accumulator(dtype: torch.dtype) -> torch.dtype:
+    """The dtype running sums are kept in: float32, or float64 for float64 input."""
+    return torch.promote_types(dtype, torch.float32)
 
 
 def tiled_attention(query, key, value, mask=None, block_size: int = 64):
@@ -60,7 +68,9 @@ def tiled_attention(query, key, value, mask=None, block_size: int = 64):
 
     Same shapes and mask polarity (True = may attend) as ``scaled_dot_product_attention``, but it
     returns only the output (..., Lq, d_v): the full (Lq, Lk) weight matrix is never built, only
-    (Lq, block_size) pieces of it. Rows with nothing to attend to give zeros.
+    (Lq, block_size) pieces of it. Rows with nothing to attend to give zeros. The running max, sum
+    and output are kept in float32 (float64 for float64 input), as fused kernels do, and the
+    result is returned in the inputs' dtype.
     """
     _check_qkv(query, key, value, "tiled_attention")
     block_size = _checks.as_int("tiled_attention", "block_size", block_size)
@@ -71,13 +81,15 @@ def tiled_attention(query, key, value, mask=None, block_size: int = 64):
     if mask is not None:
         check_mask(mask, (*batch, lq, lk), "tiled_attention", query.device)
     scale = 1.0 / math.sqrt(query.shape[-1])
-    out = torch.zeros(*batch, lq, value.shape[-1], dtype=query.dtype, device=query.device)
-    row_max = torch.full((*batch, lq, 1), float("-inf"), dtype=query.dtype, device=query.device)
-    row_sum = torch.zeros((*batch, lq, 1), dtype=query.dtype, device=query.device)
+    acc = _accumulator(query.dtype)
+    q = query.to(acc)
+    out = torch.zeros(*batch, lq, value.shape[-1], dtype=acc, device=query.device)
+    row_max = torch.full((*batch, lq, 1), float("-inf"), dtype=acc, device=query.device)
+    row_sum = torch.zeros((*batch, lq, 1), dtype=acc, device=query.device)
     for start in range(0, lk, block_size):
-        k = key[..., start : start + block_size, :]  # (..., b, d_k)
-        v = value[..., start : start + block_size, :]  # (..., b, d_v)
-        s = (query @ k.transpose(-2, -1)) * scale  # (..., Lq, b)
+        k = key[..., start : start + block_size, :].to(acc)  # (..., b, d_k)
+        v = value[..., start : start + block_size, :].to(acc)  # (..., b, d_v)
+        s = (q @ k.transpose(-2, -1)) * scale  # (..., Lq, b)
         if mask is not None:
             m = mask if mask.shape[-1] == 1 else mask[..., start : start + block_size]
             s = s.masked_fill(~m, float("-inf"))
@@ -88,7 +100,13 @@ def tiled_attention(query, key, value, mask=None, block_size: int = 64):
         row_sum = row_sum * correction + p.sum(dim=-1, keepdim=True)
         out = out * correction + p @ v  # (..., Lq, d_v)
         row_max = new_max
-    return out / row_sum.clamp_min(torch.finfo(row_sum.dtype).tiny)  # zero rows stay zero
+    out = out / row_sum.clamp_min(torch.finfo(row_sum.dtype).tiny)  # zero rows stay zero
+    return out.to(query.dtype)
+
+
+def _callable(where: str, fn) -> None:
+    if not callable(fn):
+        raise TypeError(f"{where}: fn must be a function to call (e.g. a lambda), got {_checks.got(fn)}")
 
 
 class _TensorBytes(TorchDispatchMode):
@@ -129,6 +147,7 @@ def peak_memory(fn, *args, **kwargs) -> int:
     kernel) is not seen. The count is exact and the same on every machine and device, which makes
     it a good yardstick for comparing algorithms: e.g. the (Lq, Lk) score matrix of naive attention.
     """
+    _callable("peak_memory", fn)
     counter = _TensorBytes()
     with counter:
         result = fn(*args, **kwargs)
@@ -144,7 +163,8 @@ def online_softmax_steps(x: torch.Tensor, block_size: int) -> list[dict]:
     """
     if not isinstance(x, torch.Tensor) or x.dim() != 1 or x.numel() == 0:
         got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"online_softmax_steps expects a non-empty 1-D tensor, got {got}")
+        raise ValueError(f"online_softmax_steps: x must be a non-empty 1-D tensor, got {got}")
+    _checks.floating("online_softmax_steps", "x", x)
     block_size = _checks.as_int("online_softmax_steps", "block_size", block_size)
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
@@ -162,12 +182,30 @@ def online_softmax_steps(x: torch.Tensor, block_size: int) -> list[dict]:
 
 
 def loglog_slope(x, y) -> float:
-    """Least-squares slope of log(y) against log(x): the exponent p in y ~ x**p."""
-    lx = torch.log(torch.as_tensor(x, dtype=torch.float64))
-    ly = torch.log(torch.as_tensor(y, dtype=torch.float64))
+    """Least-squares slope of log(y) against log(x): the exponent p in y ~ x**p.
+
+    ``x`` and ``y`` are sequences of the same length >= 2 of finite numbers > 0 (a logarithm is
+    taken), and ``x`` needs at least two different values."""
+    values = {}
+    for name, seq in (("x", x), ("y", y)):
+        try:
+            values[name] = torch.as_tensor(seq, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(f"loglog_slope: {name} must be a sequence of numbers > 0, got "
+                            f"{_checks.got(seq)}") from None
+    lx, ly = values["x"], values["y"]
     if lx.dim() != 1 or lx.shape != ly.shape or lx.numel() < 2:
-        raise ValueError(f"loglog_slope needs two 1-D sequences of the same length >= 2, got "
+        raise ValueError(f"loglog_slope needs two 1-D sequences x and y of the same length >= 2, got "
                          f"{tuple(lx.shape)} and {tuple(ly.shape)}")
+    for name, t in (("x", lx), ("y", ly)):
+        bad = ~(torch.isfinite(t) & (t > 0))
+        if bad.any():
+            raise ValueError(f"loglog_slope: {name} must hold finite numbers > 0 (its logarithm is "
+                             f"taken), got {t[bad][0].item():g} at position {int(bad.nonzero()[0])}")
+    if bool((lx == lx[0]).all()):
+        raise ValueError(f"loglog_slope: x needs at least two different values (a slope needs a run), "
+                         f"got {lx[0].item():g} every time")
+    lx, ly = torch.log(lx), torch.log(ly)
     lx, ly = lx - lx.mean(), ly - ly.mean()
     return float((lx * ly).sum() / (lx * lx).sum())
 
@@ -179,6 +217,11 @@ def median_time(fn, *args, repeats: int = 5, warmup: int = 1, best: bool = False
     """
     import statistics
     import time
+
+    _callable("median_time", fn)
+    repeats = _checks.as_int("median_time", "repeats", repeats, minimum=1)
+    warmup = _checks.as_int("median_time", "warmup", warmup, minimum=0)
+    _checks.as_bool("median_time", "best", best)
 
     def sync():
         if torch.cuda.is_available():
@@ -209,6 +252,7 @@ class _OpNames(TorchDispatchMode):
 def ops_called(fn, *args, **kwargs) -> list[str]:
     """Names of the PyTorch operators (kernels) that ``fn(*args, **kwargs)`` runs, in order,
     e.g. ``aten._scaled_dot_product_flash_attention_for_cpu``: shows which backend was chosen."""
+    _callable("ops_called", fn)
     mode = _OpNames()
     with mode:
         fn(*args, **kwargs)
@@ -221,6 +265,7 @@ def count_flops(fn, *args, **kwargs) -> int:
     a timing."""
     from torch.utils.flop_counter import FlopCounterMode
 
+    _callable("count_flops", fn)
     with FlopCounterMode(display=False) as counter:
         fn(*args, **kwargs)
     return counter.get_total_flops()

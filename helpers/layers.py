@@ -66,19 +66,28 @@ def _check_decoder_masks(layer, x, memory, tgt_mask, memory_mask, self_cache, wh
 
 
 class FeedForward(nn.Module):
-    """Position-wise feed-forward network: linear1 (d_model -> d_ff), ReLU, dropout, linear2."""
+    """Position-wise feed-forward network: linear1 (d_model -> d_ff), an activation, dropout,
+    linear2. ``activation`` "relu" (the original Transformer's, the default) or "gelu" (GPT-2's,
+    the exact form x * Phi(x)); ``bias=False`` drops both biases."""
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+    ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu",
+                 bias: bool = True):
         super().__init__()
         d_model = _checks.as_int("FeedForward", "d_model", d_model)
         d_ff = _checks.as_int("FeedForward", "d_ff", d_ff)
         if d_model < 1 or d_ff < 1:
             raise ValueError(f"d_model and d_ff must be >= 1, got d_model={d_model}, d_ff={d_ff}")
         _checks.as_float("FeedForward", "dropout", dropout, 0.0, 1.0)
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.activation = nn.ReLU()
+        if activation not in self.ACTIVATIONS:
+            raise ValueError(f"FeedForward: activation must be one of {list(self.ACTIVATIONS)}, got "
+                             f"{_checks.got(activation)}")
+        _checks.as_bool("FeedForward", "bias", bias)
+        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.activation = self.ACTIVATIONS[activation]()
         self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(d_ff, d_model)
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (..., d_model) -> (..., d_model), each position on its own."""

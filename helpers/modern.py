@@ -15,22 +15,28 @@ import math
 from collections.abc import Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from ._checks import bool_mask, int_at_least, mask_fits
-from .attention import KVCache
+from ._checks import as_bool, bool_mask, floating, int_at_least, mask_fits, module_input
+from .attention import KVCache, check_mask
 from .layers import FeedForward
 from .positional import apply_rope
 
 __all__ = [
+    "ACTIVATIONS",
     "KV_DTYPES",
     "NORMS",
+    "ROPE_SCALINGS",
     "GroupedQueryAttention",
     "ModernAttention",
     "ModernBlock",
+    "PreallocatedKVCache",
     "RMSNorm",
     "RollingKVCache",
+    "SwiGLU",
     "cache_nbytes",
+    "decode_step_cost",
     "kv_cache_bytes",
     "kv_cache_curves",
     "max_attention_logit",
@@ -71,8 +77,8 @@ class RMSNorm(nn.Module):
     def __init__(self, d: int, eps: float = 1e-6):
         super().__init__()
         int_at_least("RMSNorm", "d", d, 1)
-        if not isinstance(eps, int | float) or isinstance(eps, bool) or not eps > 0:
-            raise ValueError(f"RMSNorm: eps must be a number > 0, got {eps!r}")
+        if not isinstance(eps, int | float) or isinstance(eps, bool) or not 0 < eps < math.inf:
+            raise ValueError(f"RMSNorm: eps must be a finite number > 0, got {eps!r}")
         self.d, self.eps = d, float(eps)
         self.weight = nn.Parameter(torch.ones(d))
 
@@ -82,8 +88,15 @@ class RMSNorm(nn.Module):
             raise ValueError(f"RMSNorm: x must have last dimension d={self.d}, got {got}")
         if not x.is_floating_point():
             raise TypeError(f"RMSNorm: x must be a floating-point tensor, got {x.dtype}")
-        rms = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., 1)
-        return x * rms * self.weight
+        if x.device != self.weight.device:
+            raise ValueError(f"RMSNorm: x is on device {x.device} but the weight is on "
+                             f"{self.weight.device}; expected x.to({str(self.weight.device)!r}) or module.to(...)")
+        # The statistic in float32 (float64 for float64 x), as nn.RMSNorm does: in float16 one
+        # value >= 256 squares to inf and would zero its whole row.
+        wide = x.to(torch.promote_types(x.dtype, torch.float32))
+        rms = torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., 1)
+        out = wide * rms * self.weight.to(wide.dtype)
+        return out.to(torch.promote_types(x.dtype, self.weight.dtype))
 
 
 class GroupedQueryAttention(nn.Module):
@@ -102,6 +115,7 @@ class GroupedQueryAttention(nn.Module):
         int_at_least(func, "d_model", d_model, 1)
         int_at_least(func, "num_heads", num_heads, 1)
         int_at_least(func, "num_kv_heads", num_kv_heads, 1)
+        as_bool(func, "bias", bias)
         if d_model % num_heads:
             raise ValueError(f"{func}: d_model={d_model} is not divisible by num_heads={num_heads}")
         if num_heads % num_kv_heads:
@@ -118,16 +132,37 @@ class GroupedQueryAttention(nn.Module):
         b, length, _ = x.shape
         return x.view(b, length, n, self.head_dim).transpose(1, 2)  # (B, n, L, head_dim)
 
-    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        func = "GroupedQueryAttention"
+    def _check_inputs(self, query, key, value, where: str) -> None:
+        """query, key, value (B, L, d_model), floating point, with the weights' dtype and device."""
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, torch.Tensor) or t.dim() != 3 or t.shape[-1] != self.d_model:
                 got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-                raise ValueError(f"{func}: {name} must have shape (B, L, d_model={self.d_model}), got {got}")
+                raise ValueError(f"{where}: {name} must have shape (B, L, d_model={self.d_model}), got {got}")
+            floating(where, name, t)
+            module_input(where, name, t, self)
         if key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
-            raise ValueError(f"{func}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
+            raise ValueError(f"{where}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
                              f"{tuple(value.shape)} must share B, and key and value must share Lk")
+
+    def _check_mask(self, mask, b: int, lq: int, lk: int, where: str) -> torch.Tensor:
+        """The mask as (B or 1, h or 1, Lq or 1, Lk or 1), by MultiHeadAttention's rule (notebook
+        04): (Lq, Lk) for every example and head, (B, Lq, Lk) per example (the same for every
+        head), or (B, h, Lq, Lk)."""
+        bool_mask(where, mask)
+        if mask.dim() > 4:
+            raise ValueError(f"{where}: mask must be (Lq, Lk), (B, Lq, Lk) or (B, h, Lq, Lk), got shape "
+                             f"{tuple(mask.shape)}")
+        if mask.dim() == 3:
+            mask = mask[:, None]  # (B, 1, Lq, Lk): one example's mask for all its heads
+        check_mask(mask, (b, self.num_heads, lq, lk), where, self.q_proj.weight.device)
+        return mask
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        func = "GroupedQueryAttention"
+        self._check_inputs(query, key, value, func)
+        if mask is not None:
+            mask = self._check_mask(mask, query.shape[0], query.shape[1], key.shape[1], func)
         q = self._heads(self.q_proj(query), self.num_heads)  # (B, h, Lq, head_dim)
         k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, h_kv, Lk, head_dim)
         v = self._heads(self.v_proj(value), self.num_kv_heads)  # (B, h_kv, Lk, head_dim)
@@ -136,8 +171,6 @@ class GroupedQueryAttention(nn.Module):
         v = v.repeat_interleave(group, dim=1)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, h, Lq, Lk)
         if mask is not None:
-            bool_mask(func, mask)
-            mask_fits(func, mask, scores.shape)
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         if mask is not None:
@@ -145,6 +178,39 @@ class GroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(query.shape[0], query.shape[1], self.d_model)
         return self.out_proj(out)  # (B, Lq, d_model)
 
+
+
+def decode_step_cost(num_params: int, num_layers: int, num_heads: int, num_kv_heads: int, head_dim: int,
+                     context: int, new_tokens: int = 1, batch_size: int = 1,
+                     dtype: torch.dtype = torch.float16) -> dict[str, int | float]:
+    """What one forward step of ``batch_size`` sequences computes and reads from memory when each
+    feeds ``new_tokens`` tokens (1: a decoding step; the prompt's length: prefill) after
+    ``context`` cached ones:
+
+    - ``flops``: 2 per weight per new token (``num_params`` weights that multiply every token) plus
+      attention's two products, 2 * 2 * h * d_k per (new token, key) pair, keys = context + new;
+    - ``weight_bytes``: every weight is read once per step, whatever the batch;
+    - ``kv_bytes``: the cache read (``context`` positions) and written (the new ones), per sequence;
+    - ``intensity``: flops per byte read or written. A processor that does F FLOPs in the time it
+      moves one byte is limited by memory below F FLOPs/byte, by arithmetic above.
+    """
+    func = "decode_step_cost"
+    for name, value, low in (("num_params", num_params, 1), ("num_layers", num_layers, 1),
+                             ("num_heads", num_heads, 1), ("num_kv_heads", num_kv_heads, 1),
+                             ("head_dim", head_dim, 1), ("context", context, 0),
+                             ("new_tokens", new_tokens, 1), ("batch_size", batch_size, 1)):
+        int_at_least(func, name, value, low)
+    if num_heads % num_kv_heads:
+        raise ValueError(f"{func}: num_heads={num_heads} must be a multiple of num_kv_heads={num_kv_heads}")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"{func}: dtype must be a torch.dtype such as torch.float16, got {dtype!r}")
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    keys = context + new_tokens
+    flops = batch_size * new_tokens * (2 * num_params + num_layers * 2 * 2 * num_heads * head_dim * keys)
+    weight_bytes = num_params * itemsize
+    kv_bytes = kv_cache_bytes(num_layers, num_kv_heads, head_dim, keys, batch_size, dtype)
+    return {"flops": flops, "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,
+            "intensity": flops / (weight_bytes + kv_bytes)}
 
 KV_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
              "int8": torch.int8}
@@ -200,7 +266,12 @@ class RollingKVCache(KVCache):
     queries may need), then keeps only what a later query can still attend to: the first ``sinks``
     positions and the last ``window - 1`` ones. So it never holds more than ``sinks + window - 1``
     positions between steps, however long the sequence. ``positions`` are the absolute positions of
-    the stored keys, ``seen`` how many tokens went through the cache.
+    the stored keys, ``seen`` how many tokens went through the cache, ``key_positions`` the
+    absolute positions of the keys the last ``update`` returned.
+
+    With RoPE the attention stores keys here *before* rotating them and rotates them by their
+    place in the cache (sinks first, then the window), as StreamingLLM does: the cache holds no
+    trace of how far the stream has gone.
     """
 
     def __init__(self, window: int, sinks: int = 0):
@@ -211,6 +282,7 @@ class RollingKVCache(KVCache):
         _check_window(window, sinks, "RollingKVCache")
         self.window, self.sinks, self.seen = window, sinks, 0
         self.positions = torch.zeros(0, dtype=torch.long)  # (L_stored,)
+        self.key_positions = torch.zeros(0, dtype=torch.long)  # (L_stored + L_new,) of the last update
 
     def __repr__(self) -> str:
         return (f"RollingKVCache(window={self.window}, sinks={self.sinks}, seen={self.seen}, "
@@ -225,8 +297,51 @@ class RollingKVCache(KVCache):
         if not bool(keep.all()):
             idx = keep.nonzero().squeeze(1).to(k_all.device)
             self.k, self.v = k_all.index_select(2, idx), v_all.index_select(2, idx)  # fresh copies
-        self.positions = pos_all[keep]
+        self.positions, self.key_positions = pos_all[keep], pos_all
         return k_all, v_all
+
+
+class PreallocatedKVCache(KVCache):
+    """A KV cache that reserves room for ``capacity`` positions at its first update and then
+    writes each step's keys and values into that buffer, as inference servers do: no
+    ``torch.cat``, so a step copies only the new keys and values, never the whole cache.
+    ``k`` and ``v`` are views of the filled part; the memory held is the whole buffer."""
+
+    def __init__(self, capacity: int):
+        super().__init__()
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"PreallocatedKVCache: capacity must be an int >= 1, got {capacity!r}")
+        self.capacity, self.length = capacity, 0
+        self._k: torch.Tensor | None = None
+        self._v: torch.Tensor | None = None
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __repr__(self) -> str:
+        return f"PreallocatedKVCache(capacity={self.capacity}, length={self.length})"
+
+    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if k.dim() != 4 or v.dim() != 4 or k.shape[:3] != v.shape[:3]:
+            raise ValueError(f"PreallocatedKVCache.update expects k (B, h, L_new, d_k) and v "
+                             f"(B, h, L_new, d_v) with the same (B, h, L_new), got k {tuple(k.shape)} "
+                             f"and v {tuple(v.shape)}")
+        if self._k is None:
+            b, h, _, d_k = k.shape
+            self._k = k.new_empty(b, h, self.capacity, d_k)  # (B, h, capacity, d_k)
+            self._v = v.new_empty(b, h, self.capacity, v.shape[-1])
+        elif k.shape[:2] != self._k.shape[:2] or k.shape[-1] != self._k.shape[-1]:
+            raise ValueError(f"new keys {tuple(k.shape)} do not match the cache's buffer "
+                             f"{tuple(self._k.shape)}: B, h and d_k must stay the same")
+        end = self.length + k.shape[2]
+        if end > self.capacity:
+            raise ValueError(f"PreallocatedKVCache: {end} positions do not fit its capacity "
+                             f"{self.capacity}; make a cache with a larger capacity")
+        self._k[:, :, self.length:end] = k  # write the new positions in place
+        self._v[:, :, self.length:end] = v
+        self.length = end
+        self.k, self.v = self._k[:, :, :end], self._v[:, :, :end]  # views: (B, h, L, d_k)
+        return self.k, self.v
 
 
 def cache_nbytes(caches: Sequence[KVCache]) -> int:
@@ -253,90 +368,155 @@ def _check_window(window, sinks, where: str) -> None:
                          "tokens kept in a sliding window's cache")
 
 
+ROPE_SCALINGS = (None, "pi", "ntk")
+
+
 class ModernAttention(GroupedQueryAttention):
     """``GroupedQueryAttention`` as today's LLMs run it: a KV cache that stores only the
     ``num_kv_heads`` key/value heads, optional RMSNorm of each head's queries and keys
-    (``qk_norm``) and optional RoPE (notebook 06's ``apply_rope``) at absolute positions.
+    (``qk_norm``) and optional RoPE (notebook 06's ``apply_rope``).
 
-    ``forward(query, key, value, mask=None, cache=None, start=0)``: mask boolean, True = may attend,
-    (Lq, Lk) (the fast path: no copy of the shared heads) or broadcastable to (B, h, Lq, Lk);
-    ``start`` is the position of the first new token. ``max_logit`` keeps the largest
+    ``forward(query, key, value, mask=None, cache=None, start=0, window=None, sinks=0)``: mask
+    boolean, True = may attend, (Lq, Lk) (the fast path: no copy of the shared heads), (B, Lq, Lk)
+    per example or broadcastable to (B, h, Lq, Lk); ``start`` is the position of the first new
+    token. With RoPE, ``window`` and ``sinks``, a query sees the sinks as if they stood just before
+    its window (StreamingLLM's positions within the cache; ``sink_positions="absolute"`` keeps
+    their own positions instead, so their offset grows with the stream). ``max_logit`` keeps the largest
     attention logit q.k / sqrt(d_k) of the last call (over the pairs the mask allows).
+
+    ``rope_scaling`` (None, "pi" or "ntk") and ``rope_factor`` stretch RoPE to ``rope_factor``
+    times the trained length: position interpolation divides every position by the factor;
+    NTK-aware scaling multiplies the base by factor^(d_k / (d_k - 2)).
     """
 
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, qk_norm: bool = False,
-                 rope: bool = False, bias: bool = True):
+                 rope: bool = False, bias: bool = True, norm_eps: float = 1e-6, rope_base: float = 10000.0):
         super().__init__(d_model, num_heads, num_kv_heads, bias)
-        self.q_norm = RMSNorm(self.head_dim) if qk_norm else None
-        self.k_norm = RMSNorm(self.head_dim) if qk_norm else None
-        self.rope = rope
+        self.q_norm = RMSNorm(self.head_dim, eps=norm_eps) if qk_norm else None
+        self.k_norm = RMSNorm(self.head_dim, eps=norm_eps) if qk_norm else None
+        self.rope, self.rope_base = rope, rope_base
+        self.rope_scaling, self.rope_factor = None, 1.0
         self.max_logit: torch.Tensor | None = None
         self.attn_weights: torch.Tensor | None = None
 
+    def _rotate(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """RoPE at ``positions`` (L,), with this layer's scaling: x (B, n, L, d_k) -> same."""
+        positions = positions.to(device=x.device, dtype=torch.float32)
+        if self.rope_scaling == "pi":
+            return apply_rope(x, positions / self.rope_factor, self.rope_base)
+        if self.rope_scaling == "ntk":
+            d = self.head_dim
+            return apply_rope(x, positions, self.rope_base * self.rope_factor ** (d / (d - 2)))
+        return apply_rope(x, positions, self.rope_base)
+
     def forward(self, query, key, value, mask=None, cache: KVCache | None = None, start: int = 0,
-                need_weights: bool = False):
+                need_weights: bool = False, window: int | None = None, sinks: int = 0,
+                sink_positions: str = "cache"):
         b, lq, _ = query.shape
-        q = self._heads(self.q_proj(query), self.num_heads)  # (B, h, Lq, d_k)
-        k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, h_kv, Lk_new, d_k)
+        q = self._heads(self.q_proj(query), self.num_heads)  # (B, L, d_model) -> (B, h, Lq, d_k)
+        k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, L, h_kv*d_k) -> (B, h_kv, Lk_new, d_k)
         v = self._heads(self.v_proj(value), self.num_kv_heads)
         if self.q_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)
-        if self.rope:
-            q = apply_rope(q, torch.arange(start, start + lq, device=q.device))
-            k = apply_rope(k, torch.arange(start, start + k.shape[2], device=k.device))
-        if cache is not None:
-            k, v = cache.update(k, v)  # (B, h_kv, Lk, d_k): only the shared heads are stored
+        q_unrotated, sink_keys = q, None
+        if self.rope and isinstance(cache, RollingKVCache):
+            k, v = cache.update(k, v)  # unrotated keys (B, h_kv, Lk, d_k), sinks first
+            if lq == 1 and sink_positions == "cache":  # StreamingLLM: by the place in the cache
+                lk = k.shape[2]
+                q, k = self._rotate(q, torch.tensor([lk - 1])), self._rotate(k, torch.arange(lk))
+            else:  # absolute positions (then, for "cache", the sinks moved up to each query's window)
+                q = self._rotate(q, torch.arange(start, start + lq))
+                k = self._rotate(k, cache.key_positions)
+                sink_keys = int((cache.key_positions < sinks).sum())
+        else:
+            if self.rope:
+                q = self._rotate(q, torch.arange(start, start + lq))
+                k = self._rotate(k, torch.arange(start, start + k.shape[2]))
+                sink_keys = min(sinks, start + k.shape[2])
+            if cache is not None:
+                k, v = cache.update(k, v)  # (B, h_kv, Lk, d_k): only the shared heads are stored
         group = self.num_heads // self.num_kv_heads
-        if mask is not None:
-            bool_mask("ModernAttention", mask)
-            if mask.dim() != 2 or mask.shape != (lq, k.shape[2]):
-                # a per-example or per-head mask: expand the kv heads and attend head by head
-                return self._attend_expanded(q, k.repeat_interleave(group, 1),
-                                             v.repeat_interleave(group, 1), mask, b, lq, need_weights)
+        lk = k.shape[2]
         qg = q.reshape(b, self.num_kv_heads, group * lq, self.head_dim)  # heads i // group share k, v
         scores = (qg * (1.0 / math.sqrt(self.head_dim))) @ k.transpose(-2, -1)  # (B, h_kv, g*Lq, Lk)
+        if sink_keys and window is not None and sink_positions == "cache":  # sink j at offset min(i, s+w-1) - j
+            q_pos = torch.arange(start, start + lq).clamp(max=sinks + window - 1)
+            q_sink = self._rotate(q_unrotated, q_pos).reshape(b, self.num_kv_heads, group * lq, self.head_dim)
+            sink_scores = (q_sink * (1.0 / math.sqrt(self.head_dim))) @ k[:, :, :sink_keys].transpose(-2, -1)
+            scores = torch.cat([sink_scores, scores[..., sink_keys:]], dim=-1)  # (B, h_kv, g*Lq, Lk)
+        empty_rows = None
         if mask is not None:
-            scores = scores.masked_fill(~mask.repeat(group, 1), float("-inf"))
+            bool_mask("ModernAttention", mask)
+            if mask.dim() == 2 and mask.shape == (lq, lk):
+                scores = scores.masked_fill(~mask.repeat(group, 1), float("-inf"))
+            else:  # per example (B, Lq, Lk) or per head: on the (B, h, Lq, Lk) view of the scores
+                full = mask[:, None] if mask.dim() == 3 else mask  # (B, Lq, Lk) -> (B, 1, Lq, Lk)
+                mask_fits("ModernAttention", full, torch.Size((b, self.num_heads, lq, lk)))
+                full = full.expand(b, self.num_heads, lq, lk)
+                scores = scores.view(b, self.num_heads, lq, lk).masked_fill(~full, float("-inf"))
+                empty_rows = ~full.any(-1, keepdim=True)  # (B, h, Lq, 1): nothing to attend to
+                scores = scores.view(b, self.num_kv_heads, group * lq, lk)
         self.max_logit = scores.detach().amax()
-        weights = torch.softmax(scores, dim=-1)
-        self.attn_weights = weights.detach().view(b, self.num_heads, lq, -1) if need_weights else None
-        out = (weights @ v).view(b, self.num_heads, lq, self.head_dim)  # (B, h, Lq, d_k)
-        return self.out_proj(out.transpose(1, 2).reshape(b, lq, self.d_model))  # (B, Lq, d_model)
+        weights = torch.softmax(scores, dim=-1)  # (B, h_kv, g*Lq, Lk)
+        if empty_rows is not None:
+            weights = weights.view(b, self.num_heads, lq, lk).masked_fill(empty_rows, 0.0)
+            weights = weights.view(b, self.num_kv_heads, group * lq, lk)
+        self.attn_weights = weights.detach().view(b, self.num_heads, lq, lk) if need_weights else None
+        out = (weights @ v).view(b, self.num_heads, lq, self.head_dim)  # (B, h_kv, g*Lq, d_k) -> (B, h, Lq, d_k)
+        return self.out_proj(out.transpose(1, 2).reshape(b, lq, self.d_model))  # -> (B, Lq, d_model)
 
-    def _attend_expanded(self, q, k, v, mask, b, lq, need_weights):
-        """q, k, v (B, h, ., d_k) with a mask broadcastable to (B, h, Lq, Lk)."""
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, h, Lq, Lk)
-        mask_fits("ModernAttention", mask, scores.shape)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        self.max_logit = scores.detach().amax()
-        weights = torch.softmax(scores, dim=-1).masked_fill(~mask.any(-1, keepdim=True), 0.0)
-        self.attn_weights = weights.detach() if need_weights else None
-        out = (weights @ v).transpose(1, 2).reshape(b, lq, self.d_model)
-        return self.out_proj(out)  # (B, Lq, d_model)
+
+ACTIVATIONS = ("relu", "gelu", "swiglu")
+
+
+class SwiGLU(nn.Module):
+    """The feed-forward network of Llama and most open models since: two input matrices, one
+    passed through SiLU as a gate, multiplied element-wise with the other, then an output matrix,
+    no bias: x (..., d_model) -> down(SiLU(gate(x)) * up(x)) (..., d_model). Three matrices of
+    d_model x d_ff instead of two: Llama takes d_ff about 2/3 of 4 d_model to keep the count."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        int_at_least("SwiGLU", "d_model", d_model, 1)
+        int_at_least("SwiGLU", "d_ff", d_ff, 1)
+        self.gate = nn.Linear(d_model, d_ff, bias=False)
+        self.up = nn.Linear(d_model, d_ff, bias=False)
+        self.down = nn.Linear(d_ff, d_model, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gated = F.silu(self.gate(x)) * self.up(x)  # (..., d_model) -> (..., d_ff)
+        return self.down(self.dropout(gated))  # (..., d_ff) -> (..., d_model)
 
 
 class ModernBlock(nn.Module):
     """A pre-norm decoder block with ``ModernAttention``: x = x + Attn(N(x)); x = x + FFN(N(x)),
-    N a LayerNorm (``norm="layer"``) or an RMSNorm (``norm="rms"``)."""
+    N a LayerNorm (``norm="layer"``) or an RMSNorm (``norm="rms"``, eps ``norm_eps``), the FFN
+    notebook 07's with ReLU or GELU, or SwiGLU (``activation``)."""
 
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, d_ff: int, dropout: float = 0.0,
-                 norm: str = "layer", qk_norm: bool = False, rope: bool = False):
+                 norm: str = "layer", qk_norm: bool = False, rope: bool = False, activation: str = "relu",
+                 norm_eps: float = 1e-6, bias: bool = True):
         super().__init__()
-        self.self_attn = ModernAttention(d_model, num_heads, num_kv_heads, qk_norm, rope)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
-        self.norm1, self.norm2 = _make_norm(norm, d_model), _make_norm(norm, d_model)
+        self.self_attn = ModernAttention(d_model, num_heads, num_kv_heads, qk_norm, rope, bias, norm_eps)
+        if activation == "swiglu":
+            self.feed_forward = SwiGLU(d_model, d_ff, dropout)
+        else:
+            self.feed_forward = FeedForward(d_model, d_ff, dropout, activation=activation, bias=bias)
+        self.norm1, self.norm2 = _make_norm(norm, d_model, norm_eps), _make_norm(norm, d_model, norm_eps)
         self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, cache: KVCache | None = None,
-                start: int = 0, need_weights: bool = False) -> torch.Tensor:
+                start: int = 0, need_weights: bool = False, window: int | None = None,
+                sinks: int = 0, sink_positions: str = "cache") -> torch.Tensor:
         h = self.norm1(x)  # (B, L, d_model)
-        x = x + self.dropout1(self.self_attn(h, h, h, mask, cache=cache, start=start,
-                                             need_weights=need_weights))
+        x = x + self.dropout1(self.self_attn(h, h, h, mask, cache=cache, start=start, need_weights=need_weights,
+                                             window=window, sinks=sinks, sink_positions=sink_positions))
         return x + self.dropout2(self.feed_forward(self.norm2(x)))  # (B, L, d_model)
 
 
-def _make_norm(norm: str, d_model: int) -> nn.Module:
-    return nn.LayerNorm(d_model) if norm == "layer" else RMSNorm(d_model)
+def _make_norm(norm: str, d_model: int, eps: float = 1e-6) -> nn.Module:
+    return nn.LayerNorm(d_model) if norm == "layer" else RMSNorm(d_model, eps=eps)
 
 
 @torch.no_grad()

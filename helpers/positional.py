@@ -90,27 +90,14 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
         raise ValueError(f"apply_rope: base must be a number > 0, got {base:g}")
     if x.dim() < 2:
         raise ValueError(f"apply_rope expects x of shape (..., L, d), got {tuple(x.shape)}")
-    length, d = x.shape[-2], x.shape[-1]
+    d = x.shape[-1]
     if d % 2 != 0:
         raise ValueError(
             f"RoPE rotates pairs of dimensions, so the last dimension must be even; got d={d} "
             f"in x of shape {tuple(x.shape)}"
         )
     _checks.floating("apply_rope", "x", x)
-    if positions is None:
-        positions = torch.arange(length, device=x.device)
-    try:
-        positions = torch.as_tensor(positions, device=x.device)
-    except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"apply_rope: positions must be a tensor or list of {length} numbers, "
-                        f"got {_checks.got(positions)}") from None
-    if positions.dtype == torch.bool or positions.is_complex():
-        raise TypeError(f"apply_rope: positions must hold numbers, got dtype {positions.dtype}")
-    if positions.shape != (length,):
-        raise ValueError(
-            f"positions must have shape (L,) = ({length},) to match x {tuple(x.shape)}, "
-            f"got {tuple(positions.shape)}"
-        )
+    positions = _rope_positions("apply_rope", positions, x)
     inv_freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)  # (d/2,)
     angle = positions.to(torch.float32)[:, None] * inv_freq  # (L, d/2)
     cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
@@ -119,14 +106,43 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     return rotated.flatten(-2)  # (..., L, d): the pairs interleaved back in place
 
 
+def _rope_positions(where: str, positions, x: torch.Tensor) -> torch.Tensor:
+    """``positions`` (default 0 .. L-1) as a tensor (L,) of finite numbers on x's device."""
+    length = x.shape[-2]
+    if positions is None:
+        return torch.arange(length, device=x.device)
+    try:
+        positions = torch.as_tensor(positions, device=x.device)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{where}: positions must be a tensor or list of {length} numbers, "
+                        f"got {_checks.got(positions)}") from None
+    if positions.dtype == torch.bool or positions.is_complex():
+        raise TypeError(f"{where}: positions must hold numbers, got dtype {positions.dtype}")
+    if positions.shape != (length,):
+        raise ValueError(
+            f"{where}: positions must have shape (L,) = ({length},) to match x {tuple(x.shape)}, "
+            f"got {tuple(positions.shape)}"
+        )
+    if positions.is_floating_point() and not bool(torch.isfinite(positions).all()):
+        raise ValueError(f"{where}: positions must be finite numbers, got {positions.tolist()}"[:300])
+    return positions
+
+
 def rope_half(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
     """RoPE in the half-split convention of much released model code (``rotate_half``): dimension
-    i is paired with i + d/2 instead of 2i with 2i + 1. x (..., L, d) -> (..., L, d)."""
+    i is paired with i + d/2 instead of 2i with 2i + 1. x (..., L, d) -> (..., L, d).
+
+    Takes what ``apply_rope`` takes and refuses what it refuses (integer x, ``base`` <= 0,
+    positions that are not L numbers)."""
     if not isinstance(x, torch.Tensor) or x.dim() < 2 or x.shape[-1] % 2:
-        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else _checks.got(x)
         raise ValueError(f"rope_half: x must be (..., L, d) with an even d, got {got}")
-    length, d = x.shape[-2], x.shape[-1]
-    pos = torch.arange(length, device=x.device) if positions is None else torch.as_tensor(positions, device=x.device)
+    _checks.floating("rope_half", "x", x)
+    base = _checks.as_float("rope_half", "base", base)
+    if base <= 0:
+        raise ValueError(f"rope_half: base must be a number > 0, got {base:g}")
+    d = x.shape[-1]
+    pos = _rope_positions("rope_half", positions, x)
     inv_freq = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)  # (d/2,)
     angle = pos.to(torch.float32)[:, None] * inv_freq  # (L, d/2)
     cos = torch.cat([angle.cos(), angle.cos()], -1).to(x.dtype)  # (L, d)
@@ -163,19 +179,27 @@ class LearnedPositions(nn.Module):
 
 class SinusoidalPositions(nn.Module):
     """Notebook 09's choice: token embeddings scaled by sqrt(d_model), plus the fixed sinusoidal
-    table of notebook 06 (``PositionalEncoding``): x (B, L, d_model) -> x * sqrt(d_model) + PE."""
+    table of notebook 06 (``PositionalEncoding``): x (B, L, d_model) -> x * sqrt(d_model) + PE.
 
-    def __init__(self, max_len: int, d_model: int):
+    ``token_scale`` (default sqrt(d_model)) and ``table_scale`` (default 1) change the two sizes:
+    x * token_scale + table_scale * PE (notebook 13 balances them)."""
+
+    def __init__(self, max_len: int, d_model: int, token_scale: float | None = None, table_scale: float = 1.0):
         super().__init__()
         self.encoding = PositionalEncoding(d_model, max_len)
-        self.scale = math.sqrt(d_model)
+        self.scale = math.sqrt(d_model) if token_scale is None else float(token_scale)
+        self.table_scale = float(table_scale)
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
-        return self.encoding(x * self.scale, start)  # (B, L, d_model)
+        if self.table_scale == 1.0:
+            return self.encoding(x * self.scale, start)  # (B, L, d_model)
+        return self.encoding(x * (self.scale / self.table_scale), start) * self.table_scale
 
 
 class NoPositions(nn.Module):
-    """The position hook for RoPE: nothing is added to the embeddings (the attention rotates)."""
+    """The position hook of ``positions="rope"`` (nothing is added to the embeddings: the attention
+    rotates queries and keys) and ``positions="none"`` (no position information at all: only the
+    causal mask tells a token how many came before it)."""
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         return x

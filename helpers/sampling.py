@@ -11,6 +11,8 @@ import math
 
 import torch
 
+from . import _checks
+
 __all__ = ["filtered_probs", "sample_next", "top_k_filter", "top_p_filter"]
 
 
@@ -49,9 +51,10 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
     if p == 1.0:
         return logits.clone()
     sorted_logits, order = logits.sort(dim=-1, descending=True)  # (..., |V|)
-    probs = torch.softmax(sorted_logits.float(), dim=-1)
+    probs = _softmax(sorted_logits.float())
     before = probs.cumsum(dim=-1) - probs  # probability of the tokens ranked above this one
     keep_sorted = before < p  # the first token always has before = 0 < p
+    keep_sorted[..., 0] = True  # (also when a row is -inf everywhere: the caller refuses it)
     keep = torch.zeros_like(keep_sorted).scatter_(-1, order, keep_sorted)
     return logits.masked_fill(~keep, float("-inf"))
 
@@ -59,7 +62,33 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
 def _check_temperature(temperature) -> None:
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
             or not math.isfinite(temperature) or temperature < 0:
-        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {temperature!r}")
+        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {_checks.short(temperature)}")
+
+
+def _softmax(scaled: torch.Tensor) -> torch.Tensor:
+    """``torch.softmax`` over the last dimension, where a row holding ``+inf`` logits (a token
+    infinitely more likely than the others) shares all its probability among them instead of
+    giving NaN."""
+    probs = torch.softmax(scaled, dim=-1)
+    top = torch.isposinf(scaled)  # (..., |V|)
+    if top.any():
+        share = top.to(probs.dtype) / top.sum(dim=-1, keepdim=True).clamp_min(1).to(probs.dtype)
+        probs = torch.where(top.any(dim=-1, keepdim=True), share, probs)
+    return probs
+
+
+def _divide(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``logits / temperature``. When a tiny temperature makes that overflow (e.g. 3 / 1e-39 in
+    float32, or 30 / 1e-4 in float16), the gaps to each row's largest finite logit are divided
+    instead, in float64: softmax and the filters see only differences, so the result is the same
+    distribution, and never NaN."""
+    scaled = logits / temperature
+    if not (torch.isinf(scaled) & torch.isfinite(logits)).any():
+        return scaled
+    wide = logits.double()
+    top = wide.masked_fill(~torch.isfinite(wide), float("-inf")).amax(dim=-1, keepdim=True)
+    top = top.masked_fill(torch.isinf(top), 0.0)  # a row without a finite logit: nothing to shift
+    return ((wide - top) / temperature).to(logits.dtype)
 
 
 def filtered_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
@@ -67,20 +96,30 @@ def filtered_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | 
     """The distribution ``sample_next`` draws from: softmax of the logits divided by the
     temperature, restricted to the top-k, then to the top-p of what is left. (..., |V|).
 
-    Temperature 0 is greedy: all the probability on the largest logit.
+    Temperature 0 is greedy: all the probability on the largest logit. A temperature so small
+    that ``logits / temperature`` overflows gives that limit too (the largest logits share the
+    probability), never NaN; a ``+inf`` logit takes all the probability (shared with other
+    ``+inf`` logits of its row).
     """
     _check_logits(logits)
     _check_temperature(temperature)
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"filtered_probs: top_k must be None (no top-k filter) or an int k >= 1, got "
+                         f"{_checks.got(top_k)}")
+    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float))
+                              or not 0.0 < top_p <= 1.0):
+        raise ValueError(f"filtered_probs: top_p must be None (no top-p filter) or a number p in (0, 1], "
+                         f"got {_checks.got(top_p)}")
     if temperature == 0:
         return torch.zeros_like(logits).scatter_(-1, logits.argmax(dim=-1, keepdim=True), 1.0)
-    scaled = logits / temperature
+    scaled = _divide(logits, temperature)
     if top_k is not None:
         scaled = top_k_filter(scaled, top_k)
     if top_p is not None:
         scaled = top_p_filter(scaled, top_p)
     if torch.isneginf(scaled).all(dim=-1).any():
         raise ValueError("a row of logits is -inf everywhere: there is no token to sample")
-    return torch.softmax(scaled, dim=-1)
+    return _softmax(scaled)
 
 
 def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
@@ -91,6 +130,9 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
     the temperature, filtered by ``top_k`` and then ``top_p`` (when given) and sampled with
     ``torch.multinomial`` using ``generator`` (a seeded ``torch.Generator`` makes it repeatable).
     """
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"sample_next: generator must be None or a torch.Generator (e.g. "
+                        f"torch.Generator().manual_seed(0)), got {_checks.got(generator)}")
     probs = filtered_probs(logits, temperature, top_k, top_p)  # (..., |V|)
     if temperature == 0:
         return logits.argmax(dim=-1)

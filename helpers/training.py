@@ -27,9 +27,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _checks
 from ._checks import int_at_least
 from .attention import padding_mask, target_mask
-from .cache import fingerprint, load_or_train, tensor_digest
+from .cache import check_name, fingerprint, load_or_train, tensor_digest
 from .data.repeated import repeated_tokens
 from .induction import AttentionOnlyTransformer, head_scores, per_position_loss
 
@@ -132,6 +133,11 @@ def label_smoothed_cross_entropy(logits: torch.Tensor, target: torch.Tensor, pad
 def warmup_lr(step: int, peak_lr: float, warmup_steps: int, total_steps: int) -> float:
     """Learning rate at ``step`` (0-based): linear warm-up from ~0 to ``peak_lr`` over
     ``warmup_steps``, then cosine decay to 0 at ``total_steps``."""
+    where = "warmup_lr"
+    step = _checks.as_int(where, "step", step, minimum=0)
+    peak_lr = _checks.as_float(where, "peak_lr", peak_lr, low=0.0)
+    warmup_steps = _checks.as_int(where, "warmup_steps", warmup_steps)
+    total_steps = _checks.as_int(where, "total_steps", total_steps)
     if warmup_steps < 0 or total_steps <= warmup_steps:
         raise ValueError(f"need 0 <= warmup_steps < total_steps, got {warmup_steps} and {total_steps}")
     if step < warmup_steps:
@@ -143,6 +149,29 @@ def warmup_lr(step: int, peak_lr: float, warmup_steps: int, total_steps: int) ->
 def count_parameters(model: torch.nn.Module) -> int:
     """Number of trainable parameters (shared tensors counted once)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _check_schedule(where: str, steps: int, peak_lr, warmup_steps, clip_norm, callback,
+                    no_clipping: bool = True) -> None:
+    """The arguments ``train_loop`` hands to ``warmup_lr`` and the optimiser, checked before any
+    work: a learning rate that is a finite number > 0, a warm-up shorter than the run, a clipping
+    norm > 0 (or None: no clipping, where ``no_clipping``), a callback that can be called."""
+    lr = _checks.as_float(where, "peak_lr", peak_lr)
+    if lr <= 0:
+        raise ValueError(f"{where}: peak_lr must be a finite number > 0, got {lr:g}")
+    warmup = _checks.as_int(where, "warmup_steps", warmup_steps, minimum=0)
+    if warmup >= steps:
+        raise ValueError(f"{where}: warmup_steps must be < steps (the warm-up ends before training "
+                         f"does), got warmup_steps={warmup} and steps={steps}")
+    if clip_norm is not None or not no_clipping:
+        if isinstance(clip_norm, bool) or not isinstance(clip_norm, int | float) \
+                or math.isnan(clip_norm) or clip_norm <= 0:
+            wanted = "None (no clipping) or a number > 0" if no_clipping else "a number > 0"
+            raise ValueError(f"{where}: clip_norm must be {wanted} (the largest gradient norm kept), "
+                             f"got {_checks.got(clip_norm)}")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{where}: callback must be None or a function callback(step, history), got "
+                        f"{_checks.got(callback)}")
 
 
 def _check_steps(**values) -> None:
@@ -229,6 +258,8 @@ def train_seq2seq(
                  length_buckets=length_buckets)
     if len(train_pairs) == 0:
         raise ValueError("train_pairs is empty: give at least one (source, target) pair")
+    _check_schedule("train_seq2seq", steps, peak_lr, warmup_steps, clip_norm, callback,
+                    no_clipping=False)  # it logs the gradient norm, which clipping computes
     device = next(model.parameters()).device
     src_all, tgt_all = encode_pairs(train_pairs, tokenizer)  # (N, Ls_max), (N, Lt_max + 1)
     gen = torch.Generator().manual_seed(seed)
@@ -268,6 +299,33 @@ def train_seq2seq(
                       log_every, callback, history)
 
 
+def _check_lm_args(model, inputs, targets, steps, batch_size, log_every, seed) -> None:
+    where = "train_lm"
+    if not isinstance(model, nn.Module) or next(model.parameters(), None) is None:
+        raise TypeError(f"{where}: model must be an nn.Module with parameters (e.g. a GPT), got "
+                        f"{_checks.got(model)}")
+    for name, t in (("inputs", inputs), ("targets", targets)):
+        _checks.tensor(where, name, t, "a tensor of token ids (N, L)")
+        if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+            raise TypeError(f"{where}: {name} must hold integer token ids (torch.long), got dtype {t.dtype}")
+    if inputs.shape != targets.shape or inputs.dim() != 2:
+        raise ValueError(f"inputs and targets must both be (N, L), got {tuple(inputs.shape)} and "
+                         f"{tuple(targets.shape)}")
+    if inputs.shape[0] == 0 or inputs.shape[1] == 0:
+        raise ValueError(f"{where}: inputs must hold at least one row of at least one token (N, L), "
+                         f"got shape {tuple(inputs.shape)}")
+    vocab = getattr(model, "vocab_size", None)
+    if isinstance(vocab, int):
+        scored = targets[targets != -100]
+        if scored.numel() and (int(scored.min()) < 0 or int(scored.max()) >= vocab):
+            raise ValueError(f"{where}: targets hold ids {int(scored.min())}..{int(scored.max())}, but the "
+                             f"model's vocabulary has {vocab} tokens (ids 0..{vocab - 1}; -100 = not scored)")
+    steps = _checks.as_int(where, "steps", steps, minimum=1)
+    _checks.as_int(where, "batch_size", batch_size, minimum=1)
+    _checks.as_int(where, "log_every", log_every, minimum=1)
+    _checks.as_int(where, "seed", seed)
+
+
 def train_lm(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, steps: int,
              batch_size: int = 64, peak_lr: float = 3e-3, warmup_steps: int = 50, clip_norm: float = 1.0,
              seed: int = 0, log_every: int = 50,
@@ -277,11 +335,8 @@ def train_lm(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, step
     batches drawn by a seeded shuffle. Returns ``step``, ``loss`` (mean over the last
     ``log_every`` steps), ``lr`` and ``seconds`` (wall clock, for information only).
     """
-    if inputs.shape != targets.shape or inputs.dim() != 2:
-        raise ValueError(f"inputs and targets must both be (N, L), got {tuple(inputs.shape)} and "
-                         f"{tuple(targets.shape)}")
-    if steps < 1:
-        raise ValueError(f"steps must be >= 1, got {steps}")
+    _check_lm_args(model, inputs, targets, steps, batch_size, log_every, seed)
+    _check_schedule("train_lm", steps, peak_lr, warmup_steps, clip_norm, callback)
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), weight_decay=0.0)
@@ -324,6 +379,10 @@ def train_lm_cached(make_model: Callable[[], nn.Module], inputs: torch.Tensor, t
     """
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"train_lm_cached: threads must be None or an int >= 1, got {threads!r}")
+    check_name("train_lm_cached", name)
+    if not callable(make_model) or isinstance(make_model, nn.Module):
+        raise TypeError(f"train_lm_cached: make_model must be a function that builds a fresh model "
+                        f"(e.g. lambda: GPT(...)), got {_checks.got(make_model)}")
     model = make_model()
     key = {"config": getattr(model, "config", repr(model)), "steps": steps,
            "train": fingerprint(dict(sorted(train_kwargs.items()))),
@@ -345,8 +404,10 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
     records, on one fixed evaluation batch of period ``eval_n``: the loss on the first half and
     on the repeated half, and every head's previous-token and induction scores.
     With ``cache=True`` the trained model is kept on disk and loaded the next time the same
-    arguments are asked for (notebook 14 and its solutions share it); ``history["cached"]`` says
-    which happened, and ``history["seconds"]`` is then the time the original training took.
+    arguments are asked for (notebook 14, its solutions and tests/conclusions share it);
+    ``history["cached"]`` says which happened, and ``history["seconds"]`` is then the time the
+    original training took. It trains on one CPU thread (then restores torch's setting): as fast
+    for a model this small, and the weights do not depend on OMP_NUM_THREADS.
     """
     int_at_least("train_induction_model", "steps", steps, 1)
     int_at_least("train_induction_model", "eval_every", eval_every, 1)
@@ -365,7 +426,7 @@ def train_induction_model(num_layers: int = 2, steps: int = 600, seed: int = 0,
         return _fit_induction(model, steps, seed, vocab_size, (lo, hi), batch_size, peak_lr,
                               eval_every, eval_n, device)
 
-    model, history = load_or_train("induction", model, fit, key, cache=cache)
+    model, history = load_or_train("induction", model, fit, key, cache=cache, threads=1)
     if not cache:
         history.pop("cached")
     return model, history

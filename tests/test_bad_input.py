@@ -5,6 +5,8 @@ become a ValueError/TypeError that names the function called, the argument, what
 what it expected.
 """
 
+import re
+
 import pytest
 import torch
 from torch import nn
@@ -314,6 +316,280 @@ def test_mask_errors_name_the_mask_and_the_block_called():
         model.decoder(torch.randn(1, 2, 8), memory, None, wrong)
 
 
+# ======================================================================================
+# Issue 23, block of "probes": the Part II API (sampling, efficient, positional RoPE, modern's
+# RMSNorm and GroupedQueryAttention, toy_language.decode, warmup_lr, train_lm, caches, diagrams).
+# Each test failed before its fix. (The "gpt" and "translator" blocks are at the end of the file.)
+# ======================================================================================
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_rmsnorm_takes_its_statistic_in_float32_like_nn_rmsnorm(dtype):
+    """In float16 one value >= 256 squared to inf and zeroed its whole row; nn.RMSNorm does not."""
+    from helpers import RMSNorm
+
+    ours, theirs = RMSNorm(8, eps=1e-6).to(dtype), nn.RMSNorm(8, eps=1e-6).to(dtype)
+    with torch.no_grad():
+        ours.weight.copy_(torch.rand(8) + 0.5)
+        theirs.weight.copy_(ours.weight)
+    x = (torch.randn(3, 8) * 3).to(dtype)
+    x[0, 0] = 300
+    out = ours(x)
+    assert out.dtype == dtype and out[0].abs().max() > 1  # the row is not zeroed
+    assert torch.equal(out, theirs(x))
+    with pytest.raises(ValueError, match=r"RMSNorm: x is on device meta but the weight is on cpu"):
+        ours(torch.empty(2, 8, dtype=dtype, device="meta"))  # was a RuntimeError from torch
+
+
+@pytest.mark.parametrize("which", ["GroupedQueryAttention"])  # ModernAttention: the "gpt" block
+def test_gqa_3d_mask_is_per_example_like_multi_head_attention(which):
+    """B = h = 2: a (B, Lq, Lk) mask was applied per head; notebook 04's rule is per example."""
+    import helpers.modern as modern
+
+    torch.manual_seed(0)
+    attn = getattr(modern, which)(8, 2, 2).eval()  # h = 2 heads, as many kv heads
+    mha = MultiHeadAttention(8, 2).eval()
+    for mine, theirs in ((attn.q_proj, mha.w_q), (attn.k_proj, mha.w_k), (attn.v_proj, mha.w_v),
+                         (attn.out_proj, mha.w_o)):
+        mine.load_state_dict(theirs.state_dict())
+    x = torch.randn(2, 4, 8)  # (B, L, d_model)
+    mask = torch.ones(2, 4, 4, dtype=torch.bool)  # (B, Lq, Lk)
+    mask[1, :, 2:] = False  # example 1: its last two tokens are padding
+    with torch.no_grad():
+        out = attn(x, x, x, mask)
+        torch.testing.assert_close(out, mha(x, x, x, mask))  # one rule for both
+        for b in range(2):  # each example alone, with its own (Lq, Lk) mask
+            torch.testing.assert_close(out[b:b + 1], attn(x[b:b + 1], x[b:b + 1], x[b:b + 1], mask[b]))
+        with pytest.raises(ValueError, match=rf"^{which}: mask of shape \(1, 1, 1, 4, 4\)|"
+                                             rf"^{which}: mask must be \(Lq, Lk\)"):
+            attn(x, x, x, torch.ones(1, 1, 1, 4, 4, dtype=torch.bool))
+        with pytest.raises(ValueError, match=rf"{which}: mask of shape \(3, 1, 4, 4\) cannot be broadcast"):
+            attn(x, x, x, torch.ones(3, 4, 4, dtype=torch.bool))  # 3 examples' masks for B = 2
+
+
+@pytest.mark.parametrize("which", ["GroupedQueryAttention"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.int64])
+def test_gqa_input_dtype_is_named_like_multi_head_attention(which, dtype):
+    """Was a RuntimeError "mat1 and mat2 must have the same dtype" from inside nn.Linear."""
+    import helpers.modern as modern
+
+    attn = getattr(modern, which)(8, 2, 1)
+    x = torch.randn(2, 3, 8).to(dtype)
+    message = (rf"{which}: query must be a floating-point tensor" if dtype == torch.int64 else
+               rf"{which}: query has dtype {dtype} but the module's weights are torch.float32")
+    with pytest.raises(TypeError, match=message):
+        attn(x, x, x)
+    with pytest.raises(ValueError, match=rf"{which}: query is on device meta"):
+        attn(*(torch.empty(2, 3, 8, device="meta"),) * 3)
+
+
+def test_gqa_constructor_and_mask_arguments():
+    from helpers import GroupedQueryAttention
+
+    with pytest.raises(TypeError, match=r"GroupedQueryAttention: bias must be True or False, got 'no'"):
+        GroupedQueryAttention(8, 2, 1, bias="no")  # was accepted (a bias was built)
+    x = torch.randn(2, 3, 8)
+    with pytest.raises(ValueError, match=r"GroupedQueryAttention: mask is on device meta"):
+        GroupedQueryAttention(8, 2, 1)(x, x, x, torch.ones(3, 3, dtype=torch.bool, device="meta"))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: __import__("helpers").positional.rope_half(torch.arange(8).reshape(2, 4)), TypeError,
+     r"rope_half: x must be a floating-point tensor .* got dtype torch.int64"),  # was: rows of 0
+    (lambda: __import__("helpers").positional.rope_half(torch.ones(2, 4, dtype=torch.bool)), TypeError,
+     r"rope_half: x must be a floating-point tensor"),
+    (lambda: __import__("helpers").positional.rope_half(torch.randn(2, 4), base=0), ValueError,
+     r"rope_half: base must be a number > 0, got 0"),  # was NaN
+    (lambda: __import__("helpers").positional.rope_half(torch.randn(2, 4), base=-1.0), ValueError,
+     r"rope_half: base must be a number > 0, got -1"),
+    (lambda: __import__("helpers").positional.rope_half(torch.randn(2, 4), base=float("nan")), ValueError,
+     r"rope_half: base must be a finite number, got nan"),
+    (lambda: __import__("helpers").positional.rope_half(torch.randn(2, 4), base=None), TypeError,
+     r"rope_half: base must be a finite number, got None"),
+    (lambda: __import__("helpers").positional.rope_half(torch.randn(3, 4), torch.arange(5)), ValueError,
+     r"rope_half: positions must have shape \(L,\) = \(3,\) .* got \(5,\)"),  # was a RuntimeError
+    (lambda: __import__("helpers").positional.rope_half(torch.randn(3, 4), "abc"), TypeError,
+     r"rope_half: positions must be a tensor or list of 3 numbers, got 'abc'"),
+    (lambda: __import__("helpers").positional.rope_half(torch.randn(2, 4), torch.tensor([0.0, float("nan")])),
+     ValueError, r"rope_half: positions must be finite numbers"),
+    (lambda: apply_rope(torch.randn(2, 4), torch.tensor([0.0, float("nan")])), ValueError,
+     r"apply_rope: positions must be finite numbers"),  # was NaN
+])
+def test_rope_half_refuses_what_apply_rope_refuses(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_rope_half_still_rotates_valid_input():
+    from helpers.positional import interleaved_to_half, rope_half
+
+    x = torch.randn(2, 9, 16)
+    perm = interleaved_to_half(16)
+    torch.testing.assert_close(rope_half(x[..., perm]), apply_rope(x)[..., perm])
+    torch.testing.assert_close(rope_half(x, [0, 1, 2, 3, 4, 5, 6, 7, 8]), rope_half(x))  # a list
+
+
+@pytest.mark.parametrize("ids, error, message", [
+    ([2.7], TypeError, r"decode: ids must be ints \(token ids\), got 2.7 \(float\)"),  # was 'big'
+    ([True], TypeError, r"decode: ids must be ints, got True"),  # was '.'
+    (torch.tensor([2.0, 3.0]), TypeError, r"decode: ids must hold integer token ids .* torch.float32"),
+    (torch.tensor([[2, 3], [4, 5]]), ValueError,  # was "only one element tensors can be converted"
+     r"decode: ids must be one sequence of token ids \(L,\), got shape \(2, 2\); for a batch"),
+    (torch.tensor(3), ValueError, r"decode: ids must be one sequence .* got shape \(\)"),
+    ("2 3", TypeError, r"decode: ids must be a sequence of token ids \(ints\), got '2 3' \(str\)"),
+    (None, TypeError, r"decode: ids must be a sequence of token ids \(ints\), got None"),
+    ([99], ValueError, r"id 99 is outside the vocabulary"),
+])
+def test_toy_language_decode_refuses_what_is_not_token_ids(ids, error, message):
+    from helpers.data import toy_language as tl
+
+    with pytest.raises(error, match=message):
+        tl.decode(ids)
+
+
+def test_toy_language_decode_takes_every_kind_of_int():
+    import numpy as np
+
+    from helpers.data import toy_language as tl
+
+    expected = "the big cat sleeps."
+    ids = tl.encode(expected)
+    for form in (ids, tuple(ids), torch.tensor(ids), torch.tensor(ids, dtype=torch.int32),
+                 [np.int64(i) for i in ids], list(torch.tensor(ids)), (i for i in ids)):
+        assert tl.decode(form) == expected
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((-5, 1e-3, 10, 100), ValueError, r"warmup_lr: step must be an int >= 0, got -5"),  # was -0.0004
+    ((2.5, 1e-3, 10, 100), TypeError, r"warmup_lr: step must be an int >= 0, got 2.5 \(float\)"),
+    ((None, 1e-3, 10, 100), TypeError, r"warmup_lr: step must be an int >= 0, got None"),
+    ((1, float("nan"), 10, 100), ValueError, r"warmup_lr: peak_lr must be a number >= 0, got nan"),
+    ((1, -1.0, 10, 100), ValueError, r"warmup_lr: peak_lr must be a number >= 0, got -1"),
+    ((1, "1e-3", 10, 100), TypeError, r"warmup_lr: peak_lr must be a number >= 0, got '1e-3' \(str\)"),
+    ((1, 1e-3, None, 100), TypeError, r"warmup_lr: warmup_steps must be an int, got None"),
+    ((1, 1e-3, 10, None), TypeError, r"warmup_lr: total_steps must be an int, got None"),
+    ((1, 1e-3, 10, 10), ValueError, r"need 0 <= warmup_steps < total_steps, got 10 and 10"),
+])
+def test_warmup_lr_refuses_like_its_siblings(args, error, message):
+    from helpers.training import warmup_lr
+
+    with pytest.raises(error, match=message):
+        warmup_lr(*args)
+
+
+def _tiny_lm():
+    from helpers import GPT
+
+    torch.manual_seed(0)
+    return GPT(12, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=8)
+
+
+_LM_IDS = torch.randint(1, 12, (6, 8), generator=torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"batch_size": 0}, ValueError, r"train_lm: batch_size must be an int >= 1, got 0"),  # was min(): ...
+    ({"batch_size": -1}, ValueError, r"train_lm: batch_size must be an int >= 1, got -1"),
+    ({"batch_size": 2.5}, TypeError, r"train_lm: batch_size must be an int >= 1, got 2.5 \(float\)"),
+    ({"log_every": 0}, ValueError, r"train_lm: log_every must be an int >= 1, got 0"),  # ZeroDivisionError
+    ({"steps": 2.5}, TypeError, r"train_lm: steps must be an int >= 1, got 2.5 \(float\)"),  # from range
+    ({"steps": True}, TypeError, r"train_lm: steps must be an int >= 1, got True \(bool\)"),  # trained 1 step
+    ({"steps": "3"}, TypeError, r"train_lm: steps must be an int >= 1, got '3' \(str\)"),
+    ({"seed": "a"}, TypeError, r"train_lm: seed must be an int, got 'a' \(str\)"),
+    ({"warmup_steps": 3}, ValueError, r"train_lm: warmup_steps must be < steps .* got warmup_steps=3 and steps=3"),
+    ({"warmup_steps": -1}, ValueError, r"train_lm: warmup_steps must be an int >= 0, got -1"),
+    ({"peak_lr": 0}, ValueError, r"train_lm: peak_lr must be a finite number > 0, got 0"),  # learned nothing
+    ({"peak_lr": -1.0}, ValueError, r"train_lm: peak_lr must be a finite number > 0, got -1"),  # AdamW's words
+    ({"peak_lr": float("inf")}, ValueError, r"train_lm: peak_lr must be a finite number, got inf"),  # NaN loss
+    ({"clip_norm": 0}, ValueError, r"train_lm: clip_norm must be None \(no clipping\) or a number > 0 .* got 0"),
+    ({"clip_norm": float("nan")}, ValueError, r"train_lm: clip_norm must be None .* got nan"),  # NaN loss
+    ({"callback": 3}, TypeError, r"train_lm: callback must be None or a function .* got 3 \(int\)"),
+])
+def test_train_lm_arguments_are_named(kwargs, error, message):
+    from helpers.training import train_lm
+
+    args = {"steps": 3, "batch_size": 2, "warmup_steps": 0, **kwargs}
+    steps = args.pop("steps")
+    with pytest.raises(error, match=message):
+        train_lm(_tiny_lm(), _LM_IDS, _LM_IDS, steps, **args)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"clip_norm": None}, ValueError, r"train_seq2seq: clip_norm must be a number > 0 .* got None"),
+    ({"clip_norm": -1.0}, ValueError, r"train_seq2seq: clip_norm must be a number > 0 .* got -1.0"),
+    ({"peak_lr": float("nan")}, ValueError, r"train_seq2seq: peak_lr must be a finite number, got nan"),
+    ({"callback": 3}, TypeError, r"train_seq2seq: callback must be None or a function"),
+    ({"warmup_steps": 5}, ValueError, r"train_seq2seq: warmup_steps must be < steps"),
+])
+def test_train_seq2seq_shares_the_schedule_checks(kwargs, error, message):
+    """The same checks guard the shared loop's schedule for the encoder-decoder (clip_norm=None was
+    a TypeError from float(None) when the gradient norm was logged; -1 and NaN were accepted)."""
+    from helpers.data import CharTokenizer
+    from helpers.training import train_seq2seq
+
+    train = [("12 mar 2021", "2021-03-12")]
+    tok = CharTokenizer(s + t for s, t in train)
+    model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=40)
+    args = {"warmup_steps": 0, **kwargs}
+    with pytest.raises(error, match=message):
+        train_seq2seq(model, train, tok, steps=2, **args)
+
+
+@pytest.mark.parametrize("inputs, targets, model, error, message", [
+    (_LM_IDS[:0], _LM_IDS[:0], _tiny_lm, ValueError, r"train_lm: inputs must hold at least one row"),
+    (_LM_IDS.float(), _LM_IDS, _tiny_lm, TypeError, r"train_lm: inputs must hold integer token ids"),
+    (_LM_IDS.tolist(), _LM_IDS, _tiny_lm, TypeError, r"train_lm: inputs must be a tensor of token ids"),
+    (_LM_IDS, _LM_IDS[:, :4], _tiny_lm, ValueError, r"inputs and targets must both be \(N, L\)"),
+    (_LM_IDS, _LM_IDS + 20, _tiny_lm, ValueError,  # was IndexError "Target 31 is out of bounds"
+     r"train_lm: targets hold ids 21..31, but the model's vocabulary has 12 tokens"),
+    (_LM_IDS, _LM_IDS, lambda: None, TypeError, r"train_lm: model must be an nn.Module"),
+])
+def test_train_lm_data_is_checked_before_training(inputs, targets, model, error, message):
+    from helpers.training import train_lm
+
+    with pytest.raises(error, match=message):
+        train_lm(model(), inputs, targets, 3, batch_size=2, warmup_steps=0)
+
+
+def test_train_lm_cached_names_and_builder(tmp_path, monkeypatch):
+    from helpers.training import train_lm_cached
+
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path / "cache"))
+    for name in ("../outside", "a/b", "/abs", ""):
+        with pytest.raises(ValueError, match=r"train_lm_cached: name must be a file name"):
+            train_lm_cached(_tiny_lm, _LM_IDS, _LM_IDS, 3, name=name, batch_size=2, warmup_steps=0)
+    with pytest.raises(TypeError, match=r"train_lm_cached: name must be a str .* got None"):
+        train_lm_cached(_tiny_lm, _LM_IDS, _LM_IDS, 3, name=None)
+    with pytest.raises(TypeError, match=r"train_lm_cached: make_model must be a function .* got GPT"):
+        train_lm_cached(_tiny_lm(), _LM_IDS, _LM_IDS, 3)  # a model, not a function that builds one
+    assert not tmp_path.exists() or not list(tmp_path.rglob("*.pt"))
+    _, hist = train_lm_cached(_tiny_lm, _LM_IDS, _LM_IDS, 3, name="RoPE + QK-norm", batch_size=2,
+                              warmup_steps=0)
+    assert hist["cached"] is False and [p.parent for p in tmp_path.rglob("*.pt")] == [tmp_path / "cache"]
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../imgs/01_attention_matrix", "../../x", "a/b",
+                                  "x" * 10_000])
+def test_show_diagram_serves_only_the_diagrams_of_imgs(name, tmp_path):
+    """An absolute path or "../" read any .svg on disk; a 10,000-character name was an OSError."""
+    from helpers.diagrams import IMGS, show_diagram
+
+    with pytest.raises(ValueError, match=r"^show_diagram: (name must be the name of a diagram in imgs/ "
+                                         r"\(no folders or paths\)|no diagram named)"):
+        show_diagram(name)
+    outside = tmp_path / "evil.svg"
+    outside.write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    for path in (str(outside), str(outside.with_suffix("")), str(IMGS / "01_attention_matrix.svg")):
+        with pytest.raises(ValueError, match=r"no folders or paths"):
+            show_diagram(path)
+    assert show_diagram("01_attention_matrix").data == show_diagram("01_attention_matrix.svg").data
+
+
+# ======================================================================================
+# End of the block of "probes".
+# ======================================================================================
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU (the meta-device test above "
                     "stands in for one)")
 def test_cpu_and_gpu_tensors_are_refused():
@@ -322,3 +598,124 @@ def test_cpu_and_gpu_tensors_are_refused():
         scaled_dot_product_attention(q, q.cuda(), q)
     with pytest.raises(ValueError, match=r"query is on device cuda:0 but the module's weights are on cpu"):
         MultiHeadAttention(4, 2)(q.cuda(), q.cuda(), q.cuda())
+
+
+# ================================================================== Part II: GPT (engineer "gpt", issue 23 §4)
+# A block of its own so that other Part II probes merge beside it.
+
+
+def _gpt(**options):
+    from helpers import GPT
+
+    torch.manual_seed(0)
+    return GPT(11, d_model=16, num_heads=4, num_layers=2, d_ff=32, max_len=20, **options).eval()
+
+
+def test_gpt_num_heads_zero_blames_num_heads():
+    from helpers import GPT
+
+    with pytest.raises(ValueError, match="GPT: num_heads must be an int >= 1, got 0"):
+        GPT(11, num_heads=0)
+
+
+def test_gpt_rope_with_an_odd_head_width_is_refused_at_construction():
+    from helpers import GPT
+
+    with pytest.raises(ValueError, match=r"rotates pairs of dimensions.*12/4 = 3 must be even"):
+        GPT(11, d_model=12, num_heads=4, positions="rope")
+
+
+def test_gpt_generate_on_an_empty_batch_names_ids():
+    with pytest.raises(ValueError, match=r"GPT.generate: ids is an empty batch of shape \(0, 3\)"):
+        _gpt().generate(torch.zeros(0, 3, dtype=torch.long), 2)
+    with pytest.raises(ValueError, match=r"GPT: ids is an empty batch"):
+        _gpt()(torch.zeros(0, 3, dtype=torch.long))
+
+
+@pytest.mark.parametrize("cache, got", [
+    (lambda m: m.new_cache()[:1], "a list of 1 items"),
+    (lambda m: KVCache(), "a KVCache"),
+    (lambda m: [KVCache(), "x"], "a list of 2 items"),
+])
+def test_gpt_cache_must_be_one_kv_cache_per_block(cache, got):
+    m = _gpt()
+    with pytest.raises(ValueError, match=f"cache must be a list of 2 KVCaches, one per block.*got {got}"):
+        m(torch.zeros(1, 3, dtype=torch.long), cache=cache(m))
+
+
+def test_gpt_window_needs_its_rolling_cache():
+    m = _gpt()
+    cache = m.new_cache()  # made before the window was set
+    m.set_window(4)
+    with pytest.raises(ValueError, match="window=4, sinks=0: its cache must be model.new_cache()"):
+        m(torch.zeros(1, 3, dtype=torch.long), cache=cache)
+
+
+@pytest.mark.parametrize("n", [0, -1, 2.5, True])
+def test_sample_sentences_needs_a_positive_count(n):
+    from helpers import GPT
+    from helpers.data import toy_language as tl
+    from helpers.gpt import sample_sentences
+
+    model = GPT(len(tl.VOCAB), d_model=16, num_heads=2, num_layers=1, d_ff=16, max_len=32)
+    with pytest.raises(ValueError, match=r"sample_sentences: n must be an int >= 1"):
+        sample_sentences(model, n=n)
+
+
+def test_complete_greedy_without_prompts():
+    from helpers.gpt import complete_greedy
+
+    with pytest.raises(ValueError, match="complete_greedy: prompts is empty"):
+        complete_greedy(_gpt(), [], 3)
+
+
+# ================================================================== end of the GPT block
+
+
+# ================================================================== the translator (engineer "translator", issue 23 §1, §4)
+# Each item of the issue as found by the probes; each failed before (a made-up date, garbage, a
+# raw traceback) and now gets a message. More in tests/test_data.py and tests/test_training.py.
+@pytest.fixture(scope="module")
+def _untrained_translator():
+    from helpers.data import date_tokenizer
+    from helpers.translator import make_translator
+
+    tok = date_tokenizer()
+    return make_translator(len(tok), device="cpu").eval(), tok
+
+
+@pytest.mark.parametrize("text, message", [
+    ("March 12th", "it has no year"), ("12 Mar", "it has no year"), ("Fri 12 Mar", "it has no year"),
+    ("March 2021", "it has no day"), ("12.03", "it has no year"), ("2021", "no day and no month"),
+    ("Monday", "no day, no month and no year"), ("", "Type a date"),
+    ("12.03.69", "could be 1969 or 2069"), ("09/25/2003", "there is no month 25 (read day first)"),
+])
+def test_translator_refuses_what_it_would_invent(_untrained_translator, text, message):
+    from helpers.translator import translate
+
+    model, tok = _untrained_translator
+    with pytest.raises(ValueError, match=r"translate refuses 1 of 1 sources.*" + re.escape(message)):
+        translate(model, [text], tok)
+
+
+def test_translator_refuses_a_tokenizer_of_another_model_and_no_sources(_untrained_translator):
+    from helpers.data import CharTokenizer
+    from helpers.translator import translate
+
+    model, tok = _untrained_translator
+    with pytest.raises(ValueError, match=r"the tokenizer has 8 tokens but the model's src_embed was built for 249"):
+        translate(model, ["12 mar 2021"], CharTokenizer(["abcde"]))
+    with pytest.raises(TypeError, match="translate: sources must be a list of strings.*got NoneType"):
+        translate(model, None, tok)
+
+
+@pytest.mark.parametrize("ids", [[2.7], [True], "ab", None])
+def test_tokenizers_refuse_ids_that_are_not_ints(ids):
+    from helpers.data import CharTokenizer, date_tokenizer
+
+    for tok in (CharTokenizer(["abc"]), date_tokenizer()):
+        with pytest.raises(TypeError, match="decode: "):
+            tok.decode(ids)
+
+
+# ================================================================== end of the translator block

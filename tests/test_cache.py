@@ -148,3 +148,103 @@ def test_train_once_equals_training_directly():
     assert h2["cached"] and h2["loss"] == hist["loss"]
     for x, y in zip(direct.state_dict().values(), second.state_dict().values(), strict=True):
         assert torch.equal(x, y)
+
+
+# ---------------------------------------------------------------- issue 23: caches that cannot be tricked
+
+
+def _entry(folder, prefix):
+    (path,) = [p for p in folder.iterdir() if p.name.startswith(prefix) and p.suffix == ".pt"]
+    return path
+
+
+@pytest.mark.parametrize("corrupt, why", [
+    (lambda p: p.write_bytes(b""), "it is empty"),
+    (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), "truncated"),
+    (lambda p: p.write_bytes(b"not a torch file at all" * 4), "truncated or was not written by torch.save"),
+    (lambda p: torch.save({"weights": 1}, p), "no 'state_dict'"),
+    (lambda p: torch.save({"state_dict": {"weight": torch.zeros(7)}, "history": {}}, p),
+     "do not fit this model"),
+])
+def test_an_unusable_cache_file_is_reported_by_path_and_trained_again(tmp_path, corrupt, why):
+    """Issue 23: an empty, truncated or foreign file raised EOFError/UnpicklingError (advising
+    weights_only=False) or KeyError, naming no file. Now: a warning with the path, and training."""
+    calls = []
+
+    def fit(model, steps):
+        return _fit_linear(model, torch.ones(4, 3), steps, calls=calls)
+
+    first = train_once(fit, _fresh(), 3)
+    path = _entry(tmp_path, "fit-")
+    corrupt(path)
+    with pytest.warns(UserWarning, match=rf"cache file {path} cannot be used \(.*{why}.*\): "
+                                         r"training again") as info:
+        again = train_once(fit, _fresh(), 3)
+    assert "weights_only" not in str(info[0].message)
+    assert again["cached"] is False and again["loss"] == first["loss"] and len(calls) == 2
+    third = train_once(fit, _fresh(), 3)  # the entry was replaced: it loads
+    assert third["cached"] is True and len(calls) == 2
+
+
+def test_an_unwritable_cache_folder_trains_without_the_cache(tmp_path, monkeypatch):
+    """Issue 23: FileExistsError / PermissionError from the cache folder stopped training. (The
+    folder is a regular file here: chmod cannot stop root, who runs the CI containers.)"""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(blocker))
+    calls = []
+    with pytest.warns(UserWarning, match=rf"cache folder {blocker} cannot be written .*: training "
+                                         r"'_fit_linear' without the cache"):
+        hist = train_once(_fit_linear, _fresh(), torch.ones(4, 3), 3, calls=calls)
+    assert hist["cached"] is False and len(calls) == 1 and blocker.read_text() == "x"
+
+
+def test_a_failed_write_is_reported_and_the_model_kept(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", refuse)
+    model = _fresh()
+    with pytest.warns(UserWarning, match=r"cannot be written \(No space left on device\): the model "
+                                         r"is trained but not kept"):
+        hist = train_once(_fit_linear, model, torch.ones(4, 3), 3)
+    assert hist["cached"] is False and not list(tmp_path.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("name", ["../outside", "a/b", "/abs", "..\\x", "c:x", "", " lm", 3, None])
+def test_entry_names_stay_inside_the_cache_folder(tmp_path, name):
+    """Issue 23: load_or_train("../outside", ...) wrote next to the cache folder, "a/b" into a
+    sub-folder of it."""
+    m = _fresh()
+    with pytest.raises((ValueError, TypeError), match=r"load_or_train: name must be"):
+        load_or_train(name, m, _train(m), {})
+    assert not list(tmp_path.iterdir())
+
+
+def test_names_that_files_can_hold_are_kept(tmp_path):
+    m = _fresh()
+    _, hist = load_or_train("gpt-RoPE + QK-norm", m, _train(m), {})  # notebook 13's names
+    assert hist["cached"] is False and _entry(tmp_path, "gpt-RoPE + QK-norm-")
+
+
+def test_train_once_makes_a_function_name_safe(tmp_path):
+    def fit(model, steps):
+        return _fit_linear(model, torch.ones(4, 3), steps)
+
+    fit.__name__ = "../outside"
+    train_once(fit, _fresh(), 3)
+    train_once(lambda model, steps: _fit_linear(model, torch.ones(4, 3), steps), _fresh(), 3)
+    names = sorted(p.name.split("-")[0] for p in tmp_path.iterdir() if p.suffix == ".pt")
+    assert names == [".._outside", "_lambda_"]
+    assert not list(tmp_path.parent.glob("outside*"))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: train_once(None, _fresh()), TypeError, r"train_once: train must be a training function"),
+    (lambda: train_once(_fit_linear, None), TypeError, r"train_once: model must be an nn.Module"),
+    (lambda: train_once(lambda m: None, _fresh()), TypeError,
+     r"load_or_train: train\(\) must return the history as a dict, got None"),
+])
+def test_train_once_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

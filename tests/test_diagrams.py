@@ -3,8 +3,10 @@
 - Every SVG is valid XML with a viewBox, a width and a height, a white background with a visible
   border, a sans-serif font of at least 12 px, and ids that start with the file's name (all SVG
   outputs of a page share one id namespace); every url(#id) points into the same file.
-- Rendered in headless Chromium, no text leaves the canvas and no two texts overlap. A self-test
-  plants an overlap and a clipped text and checks that both are caught.
+- Rendered in headless Chromium, no text leaves the canvas, no two texts overlap, and no line,
+  path or arrow runs through a text's bounding box (unless an opaque shape is painted over the line
+  there, as a box drawn on top of a connector). Self-tests plant each fault and check that it is
+  caught, and that a connector hidden under a box or passing beside a text is not.
 - Every notebook cell that calls show_diagram("X") stores an image/svg+xml output equal to
   imgs/X.svg.
 
@@ -187,6 +189,94 @@ def test_layout_check_catches_a_planted_overlap_and_a_clipped_text(chromium_page
     assert len(problems) == 1 and "leaves the canvas" in problems[0]
     above = PLANTED.format('<text x="10" y="5">too high</text>')
     assert "leaves the canvas" in layout_problems(chromium_page, above)[1][0]
+
+
+# A line crossing a text: every <line>, <path>, <polyline> and <polygon> outside <defs> and <marker>
+# is sampled every 1.5 px along its length; a sample strictly inside a text's bounding box (shrunk by
+# the tolerance) is a fault, unless an opaque filled shape is painted over the line at that point
+# (document.elementsFromPoint lists what is on top), as when a connector runs under a box.
+LINES_JS = """(tol) => {
+  const svg = document.querySelector('svg');
+  const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim())
+    .map(t => ({el: t, text: t.textContent.trim(), r: t.getBoundingClientRect()}));
+  const toLocal = (el, x, y) => {
+    const m = el.getScreenCTM().inverse();
+    return new DOMPoint(m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f);
+  };
+  const coveredAt = (line, x, y) => {
+    const stack = document.elementsFromPoint(x, y);
+    const below = stack.indexOf(line);
+    return stack.slice(0, below < 0 ? stack.length : below).some(e => {
+      if (e.closest('text') || !(e instanceof SVGGeometryElement)) return false;
+      const cs = getComputedStyle(e);
+      return cs.fill !== 'none' && parseFloat(cs.fillOpacity) * parseFloat(cs.opacity) > 0.5 &&
+             e.isPointInFill(toLocal(e, x, y));
+    });
+  };
+  const shapes = [...svg.querySelectorAll('line, path, polyline, polygon')]
+    .filter(el => !el.closest('defs, marker, clipPath, mask, pattern, symbol'))
+    .filter(el => el.tagName === 'line' || getComputedStyle(el).stroke !== 'none');
+  const problems = [];
+  for (const el of shapes) {
+    const len = el.getTotalLength(), m = el.getScreenCTM();
+    const steps = Math.max(2, Math.ceil(len / 1.5));
+    const deepest = new Map();
+    for (let i = 0; i <= steps; i++) {
+      const p = el.getPointAtLength(len * i / steps);
+      const x = m.a * p.x + m.c * p.y + m.e, y = m.b * p.x + m.d * p.y + m.f;
+      texts.forEach((t, j) => {
+        const r = t.r;
+        const depth = Math.min(x - r.left, r.right - x, y - r.top, r.bottom - y);
+        if (depth > tol && !coveredAt(el, x, y)) deepest.set(j, Math.max(deepest.get(j) || 0, depth));
+      });
+    }
+    const name = el.id ? `<${el.tagName} id="${el.id}">` : `<${el.tagName}>`;
+    for (const [j, depth] of deepest)
+      problems.push(`${name} runs through the text "${texts[j].text}" (${depth.toFixed(1)} px inside its box)`);
+  }
+  return problems;
+}"""
+
+
+def line_problems(page, svg_text: str, font: str | None = None) -> list[str]:
+    """The lines, paths and arrows of one SVG that run through a text, rendered as in layout_problems."""
+    style = f"<style>svg text {{ font-family: '{font}' !important; }}</style>" if font else ""
+    page.set_content(f"<!doctype html><html><head>{style}</head>"
+                     f"<body style='margin:0'>{svg_text}</body></html>")
+    return page.evaluate(LINES_JS, TOLERANCE_PX)
+
+
+@pytest.mark.parametrize("path", SVGS, ids=lambda p: p.name)
+def test_no_line_runs_through_a_text(chromium_page, path):
+    svg = path.read_text(encoding="utf-8")
+    for font in FONTS:
+        assert line_problems(chromium_page, svg, font) == [], f"in the font {font or 'of the file'}"
+
+
+def test_line_check_catches_a_planted_crossing_and_spares_hidden_and_nearby_lines(chromium_page):
+    arrow = ('<defs><marker id="99-arrow" markerWidth="8" markerHeight="8" refX="7" refY="4" orient="auto">'
+             '<path d="M0,0 L8,4 L0,8 z"/></marker></defs>')
+    # the fault of imgs/05_head_split_merge.svg before issue 24: a vertical arrow through a label
+    crossing = PLANTED.format(arrow + '<text x="150" y="50" text-anchor="middle">each head = one batch entry</text>'
+                              '<line x1="150" y1="10" x2="150" y2="90" stroke="#333" marker-end="url(#99-arrow)"/>')
+    problems = line_problems(chromium_page, crossing)
+    assert len(problems) == 1 and problems[0].startswith('<line> runs through the text "each head = one batch entry"')
+    curve = PLANTED.format('<text x="100" y="50">label</text><path d="M 20 60 Q 110 30 200 60" '
+                           'fill="none" stroke="black"/>')
+    assert "<path> runs through the text \"label\"" in line_problems(chromium_page, curve)[0]
+    # a line that stops short of a text, or passes beside it, is fine
+    beside = PLANTED.format('<text x="150" y="50" text-anchor="middle">label</text>'
+                            '<line x1="150" y1="60" x2="150" y2="95" stroke="black"/>'
+                            '<line x1="10" y1="80" x2="290" y2="80" stroke="black"/>')
+    assert line_problems(chromium_page, beside) == []
+    # a connector that runs under an opaque box (the box painted after it) is hidden there
+    hidden = PLANTED.format('<line x1="150" y1="5" x2="150" y2="95" stroke="grey" stroke-width="4"/>'
+                            '<rect x="120" y="35" width="60" height="30" fill="white" stroke="black"/>'
+                            '<text x="150" y="55" text-anchor="middle">A</text>')
+    assert line_problems(chromium_page, hidden) == []
+    # ... but not under a box without a fill
+    outline = hidden.replace('fill="white"', 'fill="none"')
+    assert len(line_problems(chromium_page, outline)) == 1
 
 
 # ---- what the notebooks show -------------------------------------------------------------------

@@ -17,6 +17,7 @@ from helpers import (
     tiled_attention,
 )
 from helpers.efficient import (
+    count_flops,
     loglog_slope,
     median_time,
     online_softmax_steps,
@@ -73,8 +74,34 @@ def test_online_softmax_errors():
         online_softmax(torch.randn(3, 4), dim=2)
     with pytest.raises(TypeError, match=r"floating-point tensor.*torch.int64"):
         online_softmax(torch.arange(4))
-    with pytest.raises(TypeError, match=r"got list"):
+    with pytest.raises(TypeError, match=r"online_softmax: x must be .* got \[1.0, 2.0\] \(list\)"):
         online_softmax([1.0, 2.0])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_online_softmax_sums_in_float32(dtype):
+    """Issue 23: a half-precision running sum of 70,000 terms stalled (0 in float16, 2.14 in
+    bfloat16, where torch.softmax gives 1): the running max and sum are kept in float32."""
+    x = torch.zeros(70_000, dtype=dtype)
+    out = online_softmax(x)
+    assert out.dtype == dtype
+    assert float(out.float().sum()) == pytest.approx(1.0, abs=0.01)
+    torch.testing.assert_close(out, torch.softmax(x, dim=-1))
+    y = torch.randn(4, 3000, generator=torch.Generator().manual_seed(0)).to(dtype) * 3
+    torch.testing.assert_close(online_softmax(y, block_size=100), torch.softmax(y, dim=-1))
+
+
+def test_online_softmax_float32_is_unchanged_bit_for_bit():
+    """Valid float32 input takes the same operations as before the float32-accumulator fix:
+    the reference here is the algorithm written out with float32 running values."""
+    x = torch.randn(3, 300, generator=torch.Generator().manual_seed(1)) * 5
+    m, total = torch.full((3,), float("-inf")), torch.zeros(3)
+    for start in range(0, 300, 128):
+        block = x[:, start:start + 128]
+        new = torch.maximum(m, block.amax(-1))
+        total = total * torch.exp(m - new) + torch.exp(block - new[:, None]).sum(-1)
+        m = new
+    assert torch.equal(online_softmax(x), torch.exp(x - m[:, None]) / total[:, None])
 
 
 # ---------------------------------------------------------------- tiled_attention
@@ -135,6 +162,23 @@ def test_tiled_equals_pytorch_sdpa():
     mask = causal_mask(9)
     expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     torch.testing.assert_close(tiled_attention(q, k, v, mask, block_size=4), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_tiled_attention_sums_in_float32(dtype):
+    """Issue 23: 8,192 keys with equal scores and values 10 overflowed the half-precision running
+    output (inf) where F.scaled_dot_product_attention gives 10."""
+    q = torch.zeros(1, 1, 16, dtype=dtype)
+    k = torch.randn(1, 8192, 16, dtype=dtype)
+    v = torch.full((1, 8192, 16), 10.0, dtype=dtype)
+    out = tiled_attention(q, k, v)
+    assert out.dtype == dtype
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(out, torch.full_like(out, 10.0))
+    q, k, v = (t.to(dtype) for t in _qkv(lq=40, lk=300))
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    torch.testing.assert_close(tiled_attention(q, k, v, block_size=32), ref.to(dtype))
 
 
 def test_tiled_gradients_match():
@@ -203,6 +247,8 @@ def test_online_softmax_steps_and_errors():
         online_softmax_steps(torch.ones(2, 2), 2)
     with pytest.raises(ValueError, match="block_size must be >= 1"):
         online_softmax_steps(x, 0)
+    with pytest.raises(TypeError, match=r"online_softmax_steps: x must be a floating-point .* torch.int64"):
+        online_softmax_steps(torch.arange(4), 2)  # was accepted: integer scores
 
 
 def test_loglog_slope():
@@ -210,6 +256,26 @@ def test_loglog_slope():
     assert loglog_slope([10, 100], [5, 50]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="same length >= 2"):
         loglog_slope([1, 2], [1, 2, 3])
+
+
+@pytest.mark.parametrize("x, y, message", [
+    ([0, 1, 2], [1, 2, 3], r"x must hold finite numbers > 0 .* got 0 at position 0"),
+    ([1, 2, 3], [1, -2, 3], r"y must hold finite numbers > 0 .* got -2 at position 1"),
+    ([1, 2, 3], [1, float("nan"), 3], r"y must hold finite numbers > 0 .* got nan"),
+    ([1, 2, float("inf")], [1, 2, 3], r"x must hold finite numbers > 0 .* got inf"),
+    ([2, 2, 2], [1, 2, 3], r"x needs at least two different values"),
+])
+def test_loglog_slope_refuses_what_has_no_logarithm(x, y, message):
+    """Issue 23: these returned NaN."""
+    with pytest.raises(ValueError, match=rf"^loglog_slope: {message}"):
+        loglog_slope(x, y)
+
+
+def test_loglog_slope_refuses_what_is_not_numbers():
+    with pytest.raises(TypeError, match=r"loglog_slope: x must be a sequence of numbers > 0, got 'abc'"):
+        loglog_slope("abc", [1, 2, 3])
+    with pytest.raises(TypeError, match=r"loglog_slope: y must be a sequence .* got None"):
+        loglog_slope([1, 2], None)
 
 
 def test_median_time_and_ops_called():
@@ -227,6 +293,24 @@ def test_median_time_and_ops_called():
     names = ops_called(torch.nn.functional.scaled_dot_product_attention, q, q, q)
     assert any("scaled_dot_product" in n for n in names)
     assert ops_called(lambda: q + 1) == ["aten.add"]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: median_time(lambda: None, repeats=0), ValueError,
+     r"median_time: repeats must be an int >= 1, got 0"),  # was statistics.StatisticsError
+    (lambda: median_time(lambda: None, repeats=-1), ValueError, r"repeats must be an int >= 1"),
+    (lambda: median_time(lambda: None, repeats=True), TypeError, r"repeats must be .* got True"),
+    (lambda: median_time(lambda: None, repeats=2.5), TypeError, r"repeats must be .* got 2.5"),
+    (lambda: median_time(lambda: None, warmup=-1), ValueError, r"warmup must be an int >= 0, got -1"),
+    (lambda: median_time(lambda: None, best="yes"), TypeError, r"best must be True or False"),
+    (lambda: median_time(None), TypeError, r"median_time: fn must be a function .* got None"),
+    (lambda: peak_memory(3), TypeError, r"peak_memory: fn must be a function"),
+    (lambda: ops_called("x"), TypeError, r"ops_called: fn must be a function"),
+    (lambda: count_flops(None), TypeError, r"count_flops: fn must be a function"),
+])
+def test_timing_and_counting_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
 
 
 def test_cost_plot_draws_each_series_with_its_slope():

@@ -44,15 +44,30 @@ def test_nb00_alignment(capsys):
     assert "correct" in capsys.readouterr().out
 
 
-def test_nb00_bottleneck(capsys):
-    assert_not_attempted(capsys, nb00.check_bottleneck_sizes(stub))
-    with pytest.raises(AssertionError, match="receives 12 numbers; expected the size of the encoder's last hidden state only"):
-        nb00.check_bottleneck_sizes(lambda n, h: (n * h, n * h))
-    with pytest.raises(AssertionError, match="attention can look at 4 numbers; expected one hidden state per source word"):
-        nb00.check_bottleneck_sizes(lambda n, h: (h, h))
-    with pytest.raises(AssertionError, match="expected a pair of whole numbers"):
-        nb00.check_bottleneck_sizes(lambda n, h: h)
-    assert nb00.check_bottleneck_sizes(lambda n, h: (h, n * h))
+ORDER_AWARE = {"mean": False, "sum": False, "max": False, "last RNN state": True, "all RNN states": True}
+
+
+def test_nb00_order_aware(capsys):
+    assert_not_attempted(capsys, nb00.check_order_aware(None))
+    assert list(nb00.SUMMARIES) == list(ORDER_AWARE)
+    assert nb00.check_order_aware(ORDER_AWARE)
+    assert "correct!" in capsys.readouterr().out
+    # the usual wrong predictions, each answered with the reason
+    with pytest.raises(AssertionError, match=r"'max': you say it can tell the two sentences apart, but the "
+                                             r"largest value of each feature"):
+        nb00.check_order_aware({**ORDER_AWARE, "max": True})
+    with pytest.raises(AssertionError, match=r"'last RNN state': you say it cannot .* after 'dog bites'"):
+        nb00.check_order_aware({**ORDER_AWARE, "last RNN state": False})
+    with pytest.raises(AssertionError, match=r"(?s)'mean': .*\n'sum': .*does not care in which order"):
+        nb00.check_order_aware({**ORDER_AWARE, "mean": True, "sum": True})
+    with pytest.raises(AssertionError, match=r"'sum': still None; write True or False"):
+        nb00.check_order_aware({**ORDER_AWARE, "sum": None})
+    with pytest.raises(AssertionError, match=r"'mean': expected True or False, got 'no'"):
+        nb00.check_order_aware({**ORDER_AWARE, "mean": "no"})
+    with pytest.raises(AssertionError, match=r"missing \['all RNN states'\], unknown \['all states'\]"):
+        nb00.check_order_aware({k if k != "all RNN states" else "all states": v for k, v in ORDER_AWARE.items()})
+    with pytest.raises(AssertionError, match="expected a dict"):
+        nb00.check_order_aware([False, False, False, True, True])
 
 
 # --- notebook 01 ------------------------------------------------------------------------------
@@ -114,15 +129,24 @@ def test_nb02_stable_log_softmax(capsys):
     assert nb02.check_stable_log_softmax(right)
 
 
+def _global_max(s):  # subtracts the largest entry of the whole tensor instead of each row's
+    shifted = s - s.max()
+    return shifted - torch.log(torch.exp(shifted).sum(dim=-1, keepdim=True))
+
+
 @pytest.mark.parametrize(
     ("wrong", "match"),
     [
         (lambda s: torch.log(torch.softmax(s, dim=-1)), r"expected finite numbers, got \[\[0\.0, -inf"),
         (lambda s: s - torch.log(torch.exp(s).sum(dim=-1, keepdim=True)), "expected finite numbers, got"),
-        # assert_close's numbers are kept in the message
+        # the max of the whole tensor is not "subtract the max first" gone wrong: say what it is
+        (_global_max, r"you subtracted the largest entry of the whole tensor \(1000\), so in a row whose own "
+                      r"scores are far below it every exponential underflows .* s\.amax\(dim=-1, keepdim=True\)"),
         (lambda s: s - s.amax(dim=-1, keepdim=True),
-         r"(?s)differs from torch.log_softmax for x of shape \(3,\):\n.*Greatest absolute difference: \d"),
-        (lambda s: torch.log_softmax(s, dim=0), r"(?s)differs from torch.log_softmax.*\n.*Mismatched elements"),
+         r"expected log softmax over the last dimension, e\.g\. -0\.4076 .* got 0\.0000: that is s - max\(s\) "
+         r"only; the log of the sum"),
+        (lambda s: torch.log_softmax(s, dim=0), r"for x of shape \(2, 3, 5\) .*normalised over the first dimension"),
+        (lambda s: 2 * torch.log_softmax(s, dim=-1), r"exp of your result should sum to 1 .* sums to \[0\.\d{4}\]"),
         (lambda s: torch.log_softmax(s, dim=-1)[..., :1], r"expected the same shape, got \(1,\)"),
     ],
 )
@@ -137,8 +161,15 @@ def test_nb02_softmax_jacobian(capsys):
         nb02.check_softmax_jacobian(torch.diag)
     with pytest.raises(AssertionError, match=r"expected each column of J to sum to 0.*got column sums \[.*\]: check the sign"):
         nb02.check_softmax_jacobian(lambda p: torch.diag(p) + torch.outer(p, p))
-    with pytest.raises(AssertionError, match=r"(?s)differs from torch.autograd's:\n.*Greatest absolute difference"):
+    with pytest.raises(AssertionError, match=r"your signs are flipped \(p p\^T - diag\(p\)"):
+        nb02.check_softmax_jacobian(lambda p: torch.outer(p, p) - torch.diag(p))
+    with pytest.raises(AssertionError, match=r"the diagonal p_i\(1 - p_i\) is right, but raising score j"):
+        nb02.check_softmax_jacobian(lambda p: torch.diag(p - p * p))
+    # anything else: the entry that is furthest off, in words, not assert_close's dump
+    with pytest.raises(AssertionError, match=r"expected J\[0, 0\] = p_0\(delta_00 - p_0\) = 0\.2247, got "
+                                             r"0\.4419 \(the entry that is furthest off") as info:
         nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p) * 0.5)
+    assert "Greatest absolute difference" not in str(info.value)
     with pytest.raises(AssertionError, match=r"expected an \(3, 3\) matrix, got shape \(3,\)"):
         nb02.check_softmax_jacobian(lambda p: p)
     assert nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p))

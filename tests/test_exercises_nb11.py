@@ -76,13 +76,66 @@ def step_no_append(q_t, k_t, v_t, cache_k, cache_v):
 def test_attention_step(capsys):
     assert not nb11.check_attention_step(stub)
     assert "not attempted yet" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match="attends only to the past"):
+    with pytest.raises(AssertionError, match="step 1: the new token attends only to the 1 cached position: "
+                                             "append its own key and value"):
         nb11.check_attention_step(step_past_only)
     with pytest.raises(AssertionError, match=r"sqrt\(d_k\)"):
         nb11.check_attention_step(step_unscaled)
     with pytest.raises(AssertionError, match="should hold 2 positions"):
         nb11.check_attention_step(step_no_append)
     assert nb11.check_attention_step(step_right)
+
+
+def step_attend_then_append(q_t, k_t, v_t, cache_k, cache_v):
+    """The most natural slip: attend over the cache as it is, then append."""
+    w = torch.softmax(q_t @ cache_k.transpose(-2, -1) / math.sqrt(q_t.shape[-1]), dim=-1)
+    return w @ cache_v, torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+
+
+def test_attention_step_attending_before_appending_is_told_at_step_0():
+    with pytest.raises(AssertionError, match="step 0: the cache is empty, and your output is zero: the new "
+                                             "token must attend to itself"):
+        nb11.check_attention_step(step_attend_then_append)
+
+
+def test_attention_step_wrong_concat_dim_gets_a_message_not_a_raw_error():
+    def wrong_dim(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([cache_k, k_t], dim=3), torch.cat([cache_v, v_t], dim=3)
+        return q_t, k, v
+
+    with pytest.raises(AssertionError, match=r"step 0 \(the cache holds 0 positions\): your function raised "
+                                             r".*appended along dim 2"):
+        nb11.check_attention_step(wrong_dim)
+
+
+def test_attention_step_softmax_over_the_wrong_dimension():
+    def wrong_softmax(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+        return torch.softmax(q_t @ k.transpose(-2, -1) / math.sqrt(q_t.shape[-1]), dim=2) @ v, k, v
+
+    with pytest.raises(AssertionError, match="softmax runs over the wrong dimension"):
+        nb11.check_attention_step(wrong_softmax)
+
+
+def test_attention_step_output_is_d_v_wide():
+    def keys_mixed(q_t, k_t, v_t, cache_k, cache_v):
+        out, k, v = step_right(q_t, k_t, v_t, cache_k, cache_v)
+        w = torch.softmax(q_t @ k.transpose(-2, -1) / math.sqrt(q_t.shape[-1]), dim=-1)
+        return w @ k, k, v  # mixes the keys (width d_k) instead of the values (width d_v)
+
+    with pytest.raises(AssertionError, match=r"out should be \(B, h, 1, d_v\) = \(2, 3, 1, 5\), got "
+                                             r"\(2, 3, 1, 4\): the output is a mix of values"):
+        nb11.check_attention_step(keys_mixed)
+
+
+def test_attention_step_other_wrong_outputs_get_the_size_of_the_difference():
+    def doubled(q_t, k_t, v_t, cache_k, cache_v):
+        out, k, v = step_right(q_t, k_t, v_t, cache_k, cache_v)
+        return 2 * out, k, v
+
+    with pytest.raises(AssertionError, match=r"step 0: your output differs from causal attention over all 6 "
+                                             r"positions at once by up to \d+\.\d{4}"):
+        nb11.check_attention_step(doubled)
 
 
 # ---------------------------------------------------------------- exercise 3

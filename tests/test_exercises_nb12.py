@@ -85,3 +85,25 @@ def test_sentence_log_prob(capsys):
     with pytest.raises(AssertionError, match="expected a log-probability"):
         nb12.check_sentence_log_prob(lambda m, t: _logp(m, t) - 1.0)
     assert nb12.check_sentence_log_prob(_logp)
+
+
+def flops_right(v, d, n, f, c):
+    return 2 * (n * (4 * d * d + 2 * d * f) + v * d) + n * 2 * 2 * c * d
+
+
+def flops_without_head(v, d, n, f, c):
+    return flops_right(v, d, n, f, c) - 2 * v * d
+
+
+def flops_without_attention(v, d, n, f, c):
+    return 2 * (n * (4 * d * d + 2 * d * f) + v * d)
+
+
+def test_flops_per_token(capsys):
+    assert not nb12.check_flops_per_token(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="output layer multiplies the token too"):
+        nb12.check_flops_per_token(flops_without_head)
+    with pytest.raises(AssertionError, match="two products"):
+        nb12.check_flops_per_token(flops_without_attention)
+    assert nb12.check_flops_per_token(flops_right)

@@ -53,3 +53,22 @@ def test_rms_norm(capsys):
     with pytest.raises(AssertionError, match="differs"):
         nb13.check_rms_norm(lambda x, w, eps: x / x.pow(2).mean(-1, keepdim=True).add(eps).sqrt())  # no weight
     assert nb13.check_rms_norm(lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w)
+
+
+def cache_positions_right(t, window, sinks):
+    keys = [j for j in range(t + 1) if t - j < window or j < sinks]
+    return list(range(len(keys))), len(keys) - 1
+
+
+def cache_positions_absolute(t, window, sinks):
+    return [j for j in range(t + 1) if t - j < window or j < sinks], t
+
+
+def test_cache_rope_positions(capsys):
+    assert not nb13.check_cache_rope_positions(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="absolute positions"):
+        nb13.check_cache_rope_positions(cache_positions_absolute)
+    with pytest.raises(AssertionError, match="places"):
+        nb13.check_cache_rope_positions(lambda t, w, s: (list(range(w + s)), w + s - 1))
+    assert nb13.check_cache_rope_positions(cache_positions_right)

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from helpers import GPT, EncoderLayer, causal_mask, count_parameters
 from helpers.data import toy_language as tl
@@ -378,3 +379,261 @@ def test_train_lm_cached_trains_on_the_threads_asked_and_restores_the_setting(tm
     assert seen == [1, 1] and torch.get_num_threads() == before
     with pytest.raises(ValueError, match="threads"):
         train_lm_cached(build, x, y, 2, name="thr", threads=0)
+
+
+# ------------------------------------------------------------------ issue 25: today's block, streaming, FLOPs
+import math  # noqa: E402
+
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from helpers.gpt import flops_per_token, forward_flops, sample_sentences  # noqa: E402
+from helpers.modern import ModernAttention, PreallocatedKVCache, SwiGLU  # noqa: E402
+from helpers.positional import apply_rope  # noqa: E402
+
+BEFORE = torch.load(__import__("pathlib").Path(__file__).parent / "data" / "gpt_before_issue25.pt",
+                    weights_only=True)
+
+
+@pytest.mark.parametrize("name", sorted(BEFORE["models"]))
+def test_saved_models_from_before_issue_25_are_rebuilt_bit_for_bit(name):
+    """tests/data/gpt_before_issue25.pt: initial weights, logits and sampled ids of six GPTs, saved
+    with the code before this issue. The new arguments' defaults rebuild the same weights and, in
+    the same build of torch, the same outputs bit for bit. One change is on purpose: a RoPE model
+    with sinks now sees them as StreamingLLM does (just before its window), so its logits agree up
+    to position sinks + window - 1 and differ after."""
+    saved = BEFORE["models"][name]
+    torch.manual_seed(3)
+    m = GPT(13, d_model=16, num_heads=4, num_layers=2, d_ff=32, max_len=20, **saved["kwargs"]).eval()
+    state = m.state_dict()
+    assert list(state) == list(saved["state"])
+    assert all(torch.equal(state[k], saved["state"][k]) for k in state)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            logits = m(BEFORE["ids"])
+        generated = m.generate(BEFORE["ids"][:, :4], 8, temperature=1.0, generator=torch.Generator().manual_seed(0))
+    finally:
+        torch.set_num_threads(threads)
+    same_build = (BEFORE["torch"], BEFORE["cpu"]) == (str(torch.__version__), torch.backends.cpu.get_cpu_capability())
+    check = torch.equal if same_build else (lambda a, b: torch.allclose(a, b, rtol=1e-5, atol=1e-6))
+    if name == "rope_window_sinks":
+        last_same = m.sinks + m.window - 1
+        assert check(logits[:, : last_same + 1], saved["logits"][:, : last_same + 1])
+        assert not torch.allclose(logits[:, last_same + 1:], saved["logits"][:, last_same + 1:])
+    else:
+        assert check(logits, saved["logits"])
+        assert torch.equal(generated, saved["generated"])
+
+
+def llama_like(**changes):
+    torch.manual_seed(0)
+    options = dict(d_model=16, num_heads=4, num_layers=2, d_ff=24, max_len=12, tie_weights=False, num_kv_heads=2,
+                   norm="rms", positions="rope", activation="swiglu", bias=False)
+    return GPT(11, **{**options, **changes}).eval()
+
+
+def test_activation_options_build_the_feed_forward_asked_for():
+    x = torch.randn(2, 5, 16)
+    for activation, want in (("relu", torch.relu), ("gelu", lambda t: F.gelu(t, approximate="none"))):
+        ff = modern(activation=activation).blocks[0].feed_forward
+        torch.testing.assert_close(ff(x), ff.linear2(want(ff.linear1(x))))
+    ff = llama_like().blocks[0].feed_forward
+    assert isinstance(ff, SwiGLU) and all(lin.bias is None for lin in (ff.gate, ff.up, ff.down))
+    torch.testing.assert_close(ff(x), ff.down(F.silu(ff.gate(x)) * ff.up(x)))
+    assert sum(p.numel() for p in ff.parameters()) == 3 * 16 * 24
+
+
+def test_bias_false_removes_every_bias_and_norm_eps_reaches_every_rms_norm():
+    m = llama_like(qk_norm=True, norm_eps=1e-3, activation="gelu")
+    assert not [n for n, _ in m.named_parameters() if n.endswith("bias")]
+    eps = [mod.eps for mod in m.modules() if type(mod).__name__ == "RMSNorm"]
+    assert len(eps) == 2 * 2 + 1 + 2 * 2 and set(eps) == {1e-3}  # block norms, final norm, q/k norms
+    with_bias = modern(norm="rms")
+    assert sum(n.endswith("bias") for n, _ in with_bias.named_parameters()) == 2 * (4 + 2)
+
+
+def test_new_options_enter_the_cache_key_config_only_when_set():
+    assert set(small().config) == {"vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len",
+                                   "dropout", "tie_weights", "num_kv_heads", "norm", "qk_norm", "positions"}
+    assert llama_like().config["activation"] == "swiglu" and llama_like().config["bias"] is False
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(activation="tanh"), "activation must be one of"),
+    (dict(norm_eps=0.0), "norm_eps must be a number in"),
+    (dict(norm_eps=1e-5), "sets the epsilon of RMSNorm"),
+    (dict(bias=1), "bias must be True or False"),
+])
+def test_bad_new_options(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        GPT(11, d_model=16, num_heads=4, **kwargs)
+
+
+@pytest.mark.parametrize("positions", ["rope", "none"])
+def test_streaming_past_max_len_with_a_window(positions):
+    m = modern(positions=positions, window=4, sinks=1)  # max_len 40
+    ids = torch.randint(0, 11, (2, 60))
+    with torch.no_grad():
+        full = m(ids)  # 60 > max_len: allowed
+        cache = m.new_cache()
+        steps = torch.cat([m(ids[:, :7], cache=cache)] + [m(ids[:, t:t + 1], cache=cache) for t in range(7, 60)], 1)
+    torch.testing.assert_close(steps, full)
+    assert len(cache[0]) == 1 + 4 - 1 and cache[0].seen == 60
+    out = m.generate(ids[:, :3], 70, temperature=0)
+    assert out.shape == (2, 73)
+    assert torch.equal(out, m.generate(ids[:, :3], 70, temperature=0, use_cache=False))
+
+
+@pytest.mark.parametrize("options", [dict(), dict(positions="sinusoidal", window=4), dict(positions="rope"),
+                                     dict(positions="none")])
+def test_past_max_len_is_refused_with_a_message_naming_max_len(options):
+    m = modern(**options)
+    with pytest.raises(ValueError, match="longer than max_len=40"):
+        m(torch.zeros(1, 41, dtype=torch.long))
+    with pytest.raises(ValueError, match="longer than max_len=40"):
+        m.generate(torch.zeros(1, 30, dtype=torch.long), 11)
+
+
+def test_rolling_cache_holds_keys_before_rope_and_rotates_them_by_their_place_in_the_cache():
+    """StreamingLLM: the cache stores keys unrotated; a decoding step rotates the cached keys by
+    their index in the cache (sinks first, then the window) and the query by the last index."""
+    m = modern(positions="rope", window=3, sinks=2)
+    attn, block = m.blocks[0].self_attn, m.blocks[0]
+    ids = torch.randint(0, 11, (1, 9))
+    with torch.no_grad():
+        cache = m.new_cache()
+        m(ids[:, :8], cache=cache)
+        x = m.tok_embed(ids)  # (1, 9, d_model): block 0's input (RoPE adds nothing to it)
+        h = block.norm1(x)
+        raw_k = attn._heads(attn.k_proj(h), attn.num_kv_heads)  # unrotated keys of every position
+        assert cache[0].positions.tolist() == [0, 1, 6, 7]
+        torch.testing.assert_close(cache[0].k, raw_k[:, :, [0, 1, 6, 7]])
+        out = block(x[:, 8:], None, cache=cache[0], start=8, window=3, sinks=2)  # one decoding step
+        q = apply_rope(attn._heads(attn.q_proj(h[:, 8:]), attn.num_heads), torch.tensor([4]))
+        k = apply_rope(raw_k[:, :, [0, 1, 6, 7, 8]], torch.arange(5))  # places 0..4 in the cache
+        w = torch.softmax(q @ k.transpose(-2, -1) / 2.0, -1)  # (1, h, 1, 5); d_k = 4
+        v = attn._heads(attn.v_proj(h), attn.num_kv_heads)[:, :, [0, 1, 6, 7, 8]]
+        attended = attn.out_proj((w @ v).transpose(1, 2).reshape(1, 1, 16))
+        ffn_in = x[:, 8:] + attended
+    torch.testing.assert_close(out, ffn_in + block.feed_forward(block.norm2(ffn_in)))
+
+
+@pytest.mark.parametrize("method, factor", [("pi", 2.0), ("ntk", 4.0), (None, 1.0)])
+def test_rope_scaling_is_position_interpolation_or_a_larger_base(method, factor):
+    m = modern(positions="rope").set_rope_scaling(method, factor)
+    attn = m.blocks[0].self_attn
+    x, pos = torch.randn(1, 4, 7, 4), torch.arange(7)
+    if method == "pi":
+        want = apply_rope(x, pos / factor)
+    elif method == "ntk":
+        want = apply_rope(x, pos, base=10000.0 * factor ** (4 / 2))  # d_k = 4: d/(d-2) = 2
+    else:
+        want = apply_rope(x, pos)
+    torch.testing.assert_close(attn._rotate(x, pos), want)
+    m.set_rope_scaling(None)
+    assert attn.rope_scaling is None
+
+
+def test_rope_scaling_bad_arguments():
+    with pytest.raises(ValueError, match="needs positions='rope'"):
+        modern().set_rope_scaling("pi", 2.0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        modern(positions="rope").set_rope_scaling("yarn", 2.0)
+    with pytest.raises(ValueError, match="factor must be a number >= 1"):
+        modern(positions="rope").set_rope_scaling("ntk", 0.5)
+
+
+@pytest.mark.parametrize("options", [dict(), dict(positions="rope", num_kv_heads=2),
+                                     dict(norm="rms", activation="swiglu", bias=False, tie_weights=False)])
+def test_forward_flops_is_what_pytorch_counts(options):
+    m = modern(**options)
+    ids = torch.randint(0, 11, (3, 13))
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        m(ids, need_weights=True)  # the path of explicit matmuls (the CPU fused kernel is not counted)
+    assert counter.get_total_flops() == 3 * forward_flops(m, 13)
+
+
+def test_flops_per_token_is_2n_plus_attention_and_3x_to_train():
+    m = modern()
+    n = sum(p.numel() for name, p in m.named_parameters() if p.dim() == 2 and "embed" not in name) + 11 * 16
+    assert flops_per_token(m, 1) == 2 * n + 2 * 2 * 2 * 1 * 16  # lm_head counted once (tied)
+    assert flops_per_token(m, 10, training=True) == 3 * flops_per_token(m, 10)
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        cache = m.new_cache()
+        m(torch.zeros(1, 9, dtype=torch.long), cache=cache)
+    with FlopCounterMode(display=False) as step, torch.no_grad():
+        m(torch.zeros(1, 1, dtype=torch.long), cache=cache, need_weights=True)  # the 10th token
+    assert step.get_total_flops() == flops_per_token(m, 10)
+    assert counter.get_total_flops() > 0
+
+
+def test_preallocated_cache_writes_in_place_and_equals_the_growing_cache():
+    m = modern(positions="rope", num_kv_heads=2)
+    ids = torch.randint(0, 11, (2, 12))
+    with torch.no_grad():
+        grow, pre = m.new_cache(), m.new_cache(capacity=12)
+        a = [m(ids[:, :5], cache=grow)] + [m(ids[:, t:t + 1], cache=grow) for t in range(5, 12)]
+        b = [m(ids[:, :5], cache=pre)]
+        buffer = pre[0].k.untyped_storage().data_ptr()
+        b += [m(ids[:, t:t + 1], cache=pre) for t in range(5, 12)]
+    torch.testing.assert_close(torch.cat(b, 1), torch.cat(a, 1))
+    assert pre[0].k.untyped_storage().data_ptr() == buffer and len(pre[0]) == 12
+    with pytest.raises(ValueError, match="do not fit its capacity 12"):
+        m(ids[:, :1], cache=pre)
+    with pytest.raises(ValueError, match="capacity must be an int >= 1"):
+        PreallocatedKVCache(0)
+
+
+def test_suppressed_ids_are_never_generated():
+    m = small()
+    with torch.no_grad():
+        m.lm_head.weight[3] *= 0
+        m.lm_head.weight[3, 0] = 50.0  # token 3 would win almost everywhere
+    prompt = torch.ones(200, 1, dtype=torch.long)
+    free = m.generate(prompt, 5, temperature=1.0, generator=torch.Generator().manual_seed(0))
+    banned = m.generate(prompt, 5, temperature=1.0, generator=torch.Generator().manual_seed(0), suppress=[3, 0])
+    assert (free[:, 1:] == 3).any() and not ((banned[:, 1:] == 3) | (banned[:, 1:] == 0)).any()
+    greedy = complete_greedy(m, [[1, 2], [4]], 4, suppress=[3])
+    assert all(3 not in row for row in greedy)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        m.generate(prompt, 2, suppress=[11])
+    with pytest.raises(ValueError, match="bans every token"):
+        m.generate(prompt, 2, suppress=range(11))
+
+
+def test_sample_sentences_never_writes_pad_and_keeps_every_generated_word():
+    torch.manual_seed(0)
+    m = GPT(len(tl.VOCAB), d_model=16, num_heads=2, num_layers=1, d_ff=16, max_len=32).eval()
+    with torch.no_grad():
+        m.lm_head.weight[0] += 5 * m.lm_head.weight[1]  # make <pad> likely
+    texts = sample_sentences(m, 50, temperature=2.0, seed=0, max_new_tokens=8)
+    assert not any("<pad>" in t for t in texts)
+    assert all(len(tl.tokenize(t)) <= 8 for t in texts)
+
+
+def test_llama_shaped_flops_scale_like_6n_per_trained_token():
+    m = llama_like()
+    n = sum(p.numel() for p in m.parameters() if p.dim() == 2) - m.tok_embed.weight.numel()
+    per_token = flops_per_token(m, 1, training=True)
+    assert per_token == 6 * n + 3 * 2 * 2 * 2 * 16
+    assert math.isclose(per_token / n, 6, rel_tol=0.05)
+    assert isinstance(m.blocks[0].self_attn, ModernAttention)
+
+
+@pytest.mark.parametrize("sink_positions", ["cache", "absolute"])
+def test_both_sink_positions_stream_exactly_with_the_rolling_cache(sink_positions):
+    m = modern(positions="rope", num_kv_heads=2).set_window(3, 2, sink_positions)
+    ids = torch.randint(0, 11, (2, 30))
+    with torch.no_grad():
+        full = m(ids)
+        cache = m.new_cache()
+        steps = torch.cat([m(ids[:, :4], cache=cache)] + [m(ids[:, t:t + 1], cache=cache) for t in range(4, 30)], 1)
+    torch.testing.assert_close(steps, full)
+    other = modern(positions="rope", num_kv_heads=2).set_window(
+        3, 2, "absolute" if sink_positions == "cache" else "cache")
+    with torch.no_grad():
+        torch.testing.assert_close(other(ids)[:, :5], full[:, :5])  # the same until the window leaves the sinks
+        assert not torch.allclose(other(ids)[:, 5:], full[:, 5:])
+    with pytest.raises(ValueError, match="sink_positions must be one of"):
+        m.set_window(3, 1, "relative")

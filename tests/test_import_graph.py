@@ -20,7 +20,7 @@ LAYERS = {
     "data": ["data"],
     "blocks": ["attention", "positional", "layers", "transformer", "decoding", "efficient",
                "sampling", "modern", "gpt", "induction"],
-    "training": ["training", "translator"],
+    "training": ["training", "translator", "experiments"],
     "figures": ["plots"],
     "interactive": ["widgets", "exercises"],
 }

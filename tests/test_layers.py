@@ -269,7 +269,7 @@ def test_cross_attention_view_and_widget():
     torch.testing.assert_close(torch.tensor(ax.images[0].get_array()), weights[1][0])
     assert [t.get_text() for t in ax.get_xticklabels()] == src
     assert [t.get_text() for t in ax.get_yticklabels()] == tgt
-    assert "Ls = 4" in ax.get_xlabel() and "Lt = 3" in ax.get_ylabel()
+    assert "$L_s$ = 4" in ax.get_xlabel() and "$L_t$ = 3" in ax.get_ylabel()
     plt.close(fig)
     fig = cross_attention_view(weights, 0, "mean", src, tgt)
     torch.testing.assert_close(torch.tensor(fig.axes[0].images[0].get_array()), weights[0].mean(0))

@@ -50,3 +50,97 @@ def test_nb02_temperature_view_bars_are_the_weights(tau, tallest, title):
 ])
 def test_nb02_temperature_view_answers_bad_input_with_a_message(args, message):
     assert temperature_view(*args) == message
+
+
+# --- notebook 00: what moved out of its lesson cells, and what keeps it true to the repository ---
+def _markdown(name: str) -> str:
+    from _repo import ROOT, load, source
+
+    nb = load(ROOT / "notebooks" / f"{name}.ipynb")
+    return "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def _table_after(text: str, heading: str) -> list[str]:
+    """The rows of the first markdown table after ``heading``."""
+    lines = text[text.index(heading):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line.strip())
+    return rows
+
+
+def test_nb00_roadmap_lists_every_notebook():
+    from _repo import NOTEBOOKS
+
+    roadmap = _markdown("00_start_here").split("## 4. The roadmap")[1].split("## 5.")[0]
+    missing = [p.stem for p in NOTEBOOKS if f"`{p.stem}`" not in roadmap]
+    assert missing == [], f"notebook 00's roadmap does not list {missing}"
+
+
+def test_nb00_notation_table_is_contributings_table():
+    from _repo import ROOT
+
+    ours = _table_after(_markdown("00_start_here"), "## 5. One notation")
+    theirs = _table_after((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"), "## One notation")
+    assert ours == theirs
+
+
+def test_nb00_widget_starts_on_another_pair_than_the_figure_above_it():
+    """The widget's saved picture (its first state) must not repeat the static figure before it."""
+    import re
+
+    from _repo import ROOT, load, source
+
+    code = "\n".join(source(c) for c in load(ROOT / "notebooks" / "00_start_here.ipynb")["cells"]
+                     if c["cell_type"] == "code")
+    figure = re.search(r'alignment_matrix\("([^"]+)"\)', code).group(1)
+    widget = re.search(r'alignment_widget\("([^"]+)"\)', code).group(1)
+    assert figure != widget
+
+
+def test_nb00_appendix_rnn_loop_equals_torch_rnn():
+    """The appendix steps an nn.RNNCell by hand: the same as nn.RNN with the cell's weights."""
+    from notebook_code import notebook_definitions
+
+    ns = notebook_definitions("00_start_here", "F", "d_model", "cell", "run_rnn")
+    rnn = torch.nn.RNN(ns["d_model"], ns["d_model"], batch_first=True)
+    rnn.load_state_dict({f"{n}_l0": p for n, p in ns["cell"].state_dict().items()})
+    x = torch.randn(2, 16, ns["d_model"], generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(ns["run_rnn"](x), rnn(x)[0])
+
+
+# --- notebook 02 ------------------------------------------------------------------------------------
+def test_nb02_scaling_diagram_shows_as_many_keys_as_the_notebook_measures():
+    import xml.etree.ElementTree as ET
+
+    from _repo import ROOT
+
+    svg = ET.parse(ROOT / "imgs" / "02_scaling.svg").getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    bars = [[r for r in g.iter(f"{ns}rect")] for g in svg.iter(f"{ns}g") if g.get("fill") in ("#b23b3b", "#1f7a3a")]
+    assert [len(b) for b in bars] == [8, 8]  # notebook 02 draws one query against 8 keys
+    title = next(t for t in svg.iter(f"{ns}text") if t.get("font-weight") == "bold")
+    assert "eight keys" in title.text
+
+
+def test_nb02_additive_score_takes_far_longer_than_the_dot_product():
+    """Notebook 02 prints the two timings only (a loaded machine with two threads can make a 0.03 ms
+    matrix product wait for a scheduler slice); the claim "far longer" is checked here, on one
+    thread, at the notebook's sizes (L = 128, d_k = d_a = 64)."""
+    from notebook_code import notebook_definitions
+
+    ns = notebook_definitions("02_softmax_and_scaling", "additive_scores", "dot_scores", "median_time")
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(128, 64, generator=g), torch.randn(128, 64, generator=g)
+    U_q, U_k, u = torch.randn(64, 64, generator=g) / 8, torch.randn(64, 64, generator=g) / 8, torch.randn(64, generator=g)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        t_add = ns["median_time"](ns["additive_scores"], q, k, U_q, U_k, u, repeats=15, best=True)
+        t_dot = ns["median_time"](ns["dot_scores"], q, k, repeats=15, best=True)
+    finally:
+        torch.set_num_threads(threads)
+    assert t_add > 3 * t_dot, f"additive {t_add * 1e3:.3f} ms, dot product {t_dot * 1e3:.3f} ms"

@@ -272,3 +272,59 @@ def test_modern_attention_takes_per_example_masks_and_refuses_bad_ones():
         attn(x, x, x, causal_mask(5).float())
     with pytest.raises(ValueError, match="broadcast"):
         attn(x, x, x, torch.ones(3, 1, 5, 5, dtype=torch.bool))
+
+
+def test_decode_step_cost_counts_bytes_and_flops():
+    from helpers.modern import decode_step_cost
+
+    # a Llama-3-8B-like shape: 8e9 weights, 32 layers, 32 query heads, 8 kv heads of 128, 16-bit
+    step = decode_step_cost(8_000_000_000, 32, 32, 8, 128, context=8191)
+    assert step["weight_bytes"] == 16_000_000_000
+    assert step["kv_bytes"] == kv_cache_bytes(32, 8, 128, 8192, dtype=torch.float16) == 2**30
+    assert step["flops"] == 2 * 8_000_000_000 + 32 * 4 * 32 * 128 * 8192
+    assert step["intensity"] < 2  # about one multiply-add per weight read: memory-bound
+    mha = decode_step_cost(8_000_000_000, 32, 32, 32, 128, context=8191)
+    assert mha["kv_bytes"] == 4 * step["kv_bytes"] and mha["flops"] == step["flops"]  # same arithmetic
+    prefill = decode_step_cost(8_000_000_000, 32, 32, 8, 128, context=0, new_tokens=2048)
+    assert prefill["intensity"] > 500 * step["intensity"]
+    batch = decode_step_cost(8_000_000_000, 32, 32, 8, 128, context=8191, batch_size=64)
+    assert batch["weight_bytes"] == step["weight_bytes"] and batch["kv_bytes"] == 64 * step["kv_bytes"]
+    with pytest.raises(ValueError, match="multiple of num_kv_heads"):
+        decode_step_cost(10, 1, 4, 3, 8, 5)
+
+
+def test_six_series_get_six_colours_and_markers():
+    fig = logit_curves_plot([25, 50], {f"m{i}": [float(i), i + 1.0] for i in range(6)})
+    lines = fig.axes[0].get_lines()
+    assert len({tuple(line.get_color()) for line in lines}) == 6
+    assert len({line.get_marker() for line in lines}) == 6
+    plt.close(fig)
+
+
+def test_loss_by_position_plot_draws_each_bin_at_its_centre():
+    from helpers.plots import loss_by_position_plot
+
+    fig = loss_by_position_plot([0, 32, 64], {"window 8": [1.45, 1.44, 1.43], "full": [1.46, 1.9, float("nan")]},
+                                trained_len=32, bin_size=32)
+    ax = fig.axes[0]
+    window, full = ax.get_lines()[:2]
+    assert list(window.get_xdata()) == [16, 48, 80] and list(window.get_ydata()) == [1.45, 1.44, 1.43]
+    assert full.get_label() == "full" and ax.get_lines()[2].get_label() == "trained length 32"
+    assert ax.get_xlim() == (0, 96)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="3 bins"):
+        loss_by_position_plot([0, 32, 64], {"x": [1.0]}, 32, 32)
+
+
+def test_decode_bytes_plot_adds_the_cache_to_the_weights():
+    from helpers.plots import decode_bytes_plot
+
+    fig = decode_bytes_plot([0, 1024], 2**30, {"MHA": [0, 2**30], "GQA": [0, 2**28]})
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    assert lines[0].get_label() == "weights alone" and list(lines[0].get_ydata()) == [1.0, 1.0]
+    assert lines[1].get_label() == "weights + MHA cache" and list(lines[1].get_ydata()) == [1.0, 2.0]
+    assert list(lines[2].get_ydata()) == [1.0, 1.25] and ax.get_ylabel() == "bytes read per step (GiB)"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="unit must be one of"):
+        decode_bytes_plot([0], 1, {"a": [0]}, unit="TB")

@@ -88,3 +88,67 @@ def test_bad_arguments(call, match):
 def test_integer_logits_rejected():
     with pytest.raises(TypeError, match="floating point"):
         top_k_filter(torch.arange(5), 2)
+
+
+# ---------------------------------------------------------------- issue 23: never NaN, never empty
+
+
+@pytest.mark.parametrize("dtype, logits, temperature", [
+    (torch.float32, [1.0, 2.0, 3.0], 1e-39),  # 3 / 1e-39 overflows float32: was NaN everywhere
+    (torch.float32, [1.0, 2.0, 3.0], 5e-324),  # the smallest positive float
+    (torch.float64, [1.0, 2.0, 3.0], 1e-320),
+    (torch.bfloat16, [1.0, 2.0, 3.0], 1e-39),
+    (torch.float16, [10.0, 20.0, 30.0], 1e-4),  # 300,000 > 65,504: was NaN everywhere
+])
+def test_tiny_temperatures_give_the_greedy_limit_not_nan(dtype, logits, temperature):
+    z = torch.tensor(logits, dtype=dtype)
+    probs = filtered_probs(z, temperature)
+    assert probs.dtype == dtype
+    assert torch.equal(probs, torch.tensor([0.0, 0.0, 1.0], dtype=dtype))
+    assert sample_next(z, temperature).item() == 2  # was: RuntimeError from torch.multinomial
+    ties = filtered_probs(torch.tensor([3.0, 3.0, 1.0], dtype=dtype), temperature)
+    torch.testing.assert_close(ties, torch.tensor([0.5, 0.5, 0.0], dtype=dtype))  # ties share
+
+
+def test_temperatures_that_do_not_overflow_are_divided_as_before():
+    """The fix takes another path only when logits / temperature overflows: results of every
+    temperature that worked before are bit-identical to the softmax of logits / temperature."""
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(5, 40, generator=g) * 4
+    for t in (0.05, 0.7, 1.0, 1.3, 10.0):
+        assert torch.equal(filtered_probs(z, t), torch.softmax(z / t, dim=-1))
+        a = sample_next(z, t, 5, 0.9, generator=torch.Generator().manual_seed(1))
+        b = torch.multinomial(torch.softmax(top_p_filter(top_k_filter(z / t, 5), 0.9), -1), 1,
+                              generator=torch.Generator().manual_seed(1))[:, 0]
+        assert torch.equal(a, b)
+
+
+def test_a_plus_inf_logit_takes_all_the_probability():
+    """Issue 23: top_p_filter kept nothing for a row with +inf (its softmax is NaN), although its
+    docstring promises at least one token; sample_next then said the row was -inf everywhere."""
+    z = torch.tensor([float("inf"), 1.0, 2.0])
+    kept = top_p_filter(z, 0.5)
+    assert torch.equal(kept, torch.tensor([float("inf"), float("-inf"), float("-inf")]))
+    assert torch.equal(filtered_probs(z), torch.tensor([1.0, 0.0, 0.0]))  # was NaN
+    assert torch.equal(filtered_probs(z, top_p=0.5), torch.tensor([1.0, 0.0, 0.0]))
+    assert sample_next(z, top_p=0.5).item() == 0
+    two = torch.tensor([[float("inf"), 1.0, float("inf")], [0.0, 1.0, 2.0]])
+    probs = filtered_probs(two, 0.8)
+    assert torch.equal(probs[0], torch.tensor([0.5, 0.0, 0.5]))
+    torch.testing.assert_close(probs[1], torch.softmax(two[1] / 0.8, -1))
+    assert (~torch.isneginf(top_p_filter(two, 0.01))).sum(-1).eq(1).all()  # always at least one
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda z: filtered_probs(z, top_k=0), ValueError, r"^filtered_probs: top_k must be None .* got 0"),
+    (lambda z: filtered_probs(z, top_k=2.5), ValueError, r"top_k must be None .* got 2.5 \(float\)"),
+    (lambda z: filtered_probs(z, top_p=0), ValueError, r"^filtered_probs: top_p must be None .* got 0"),
+    (lambda z: sample_next(z, top_p="0.5"), ValueError, r"top_p must be None .* got '0.5' \(str\)"),
+    (lambda z: sample_next(z, generator=3), TypeError, r"^sample_next: generator must be None or a "
+                                                       r"torch.Generator .* got 3 \(int\)"),
+])
+def test_filter_arguments_are_named(call, error, match):
+    """Through filtered_probs, sample_next and GPT.generate the message names top_k / top_p (it
+    said "top-k needs an int k"); a generator that is not one was a TypeError from multinomial."""
+    with pytest.raises(error, match=match):
+        call(torch.randn(6))

@@ -61,6 +61,15 @@ def test_sampling_figure_draws_sorted_bars():
     assert len(heights) == 4 and heights == sorted(heights, reverse=True)
     ticks = [t.get_text() for t in ax.get_xticklabels()]
     assert ticks[0] == view.labels[int(view.probs.argmax())]
+    assert ax.get_ylabel() == "probability" and ax.get_xlabel() == "next token"
+
+
+def test_sampling_view_never_offers_pad():
+    m = model()
+    with torch.no_grad():
+        m.lm_head.weight[0] += 3 * m.lm_head.weight[1]  # make <pad> likely for this model
+    view = sampling_view(m, "the", temperature=2.0, n=20, seed=0)
+    assert float(view.probs[0]) == 0.0 and not any("<pad>" in s for s in view.samples)
 
 
 def test_loss_and_tradeoff_plots():
@@ -88,3 +97,18 @@ def test_widget_builds_and_redraws():
     assert (k.min, k.max) == (0, len(tl.VOCAB)) and (p.min, p.max) == (0.05, 1.0)
     box.value = "the dog"  # the callbacks run the same view function (tested above)
     temp.value = 0.5
+
+
+def test_accuracy_curves_plot():
+    from helpers.plots import accuracy_curves_plot
+
+    fig = accuracy_curves_plot({"encoder-decoder": ([100, 200], [0.1, 0.5]), "decoder-only": ([100, 200], [0.0, 0.6])},
+                               xlabel="training compute (TFLOPs)", xscale=100)
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["encoder-decoder", "decoder-only"]
+    assert list(lines[1].get_xdata()) == [1.0, 2.0] and list(lines[1].get_ydata()) == [0.0, 0.6]
+    assert ax.get_xlabel() == "training compute (TFLOPs)" and ax.get_ylim() == (0, 1.02)
+    import pytest
+    with pytest.raises(ValueError, match="1 accuracies for 2 points"):
+        accuracy_curves_plot({"x": ([1, 2], [0.5])})

@@ -104,3 +104,39 @@ def test_shape():
     assert tl.shape("the big cat chased a mouse.") == "DET ADJ N VT DET N ."
     assert tl.shape("some cats that sleep run.") == "DET N that VI VI ."
     assert tl.shape("the elephant") == "DET elephant"
+
+
+# ---------------------------------------------------------------- issue 25: what packing leaks
+def test_length_distribution_is_exact():
+    from helpers.data import toy_language as tl
+
+    dist = tl.length_distribution()
+    assert abs(sum(dist.values()) - 1) < 1e-12
+    assert abs(sum(n * p for n, p in dist.items()) - tl.expected_tokens_per_sentence()) < 1e-12
+    sample = [len(tl.tokenize(s)) for s in tl.sentences(20_000, seed=3)]
+    for n, p in dist.items():
+        assert abs(sample.count(n) / len(sample) - p) < 0.01
+
+
+def test_packed_best_loss_is_below_the_grammars_loss_by_what_packing_leaks():
+    import math
+
+    from helpers.data import toy_language as tl
+
+    texts = tl.sentences(500, seed=4)
+    grammar = -sum(tl.log_prob(s) for s in texts) / sum(len(tl.tokenize(s)) for s in texts)
+    packed = tl.packed_best_loss(texts, length=32)
+    assert grammar - 0.03 < packed < grammar
+    assert math.isclose(tl.packed_best_loss(texts, length=5000), grammar)  # one row: nothing leaks
+    three = ["the cat sleeps."] * 3  # one row of 13: the 2nd starts with 9 tokens of room, the 3rd with 5
+    room = {r: sum(p for n, p in tl.length_distribution().items() if n <= r) for r in (9, 5)}
+    want = (-3 * tl.log_prob(three[0]) + math.log(room[9]) + math.log(room[5])) / 12
+    assert math.isclose(tl.packed_best_loss(three, length=13), want)
+
+
+@pytest.mark.parametrize("args, match", [(([], 32), "texts is empty"), ((["a cat runs."], 1), "length must be")])
+def test_packed_best_loss_bad_arguments(args, match):
+    from helpers.data import toy_language as tl
+
+    with pytest.raises(ValueError, match=match):
+        tl.packed_best_loss(*args)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import operator
 
-from ._common import call, checker
+from ._common import checker
 
-__all__ = ["check_alignment", "check_bottleneck_sizes"]
+__all__ = ["SUMMARIES", "check_alignment", "check_order_aware"]
 
 # "the white house is big" -> "la maison blanche est grande"
 _ENGLISH = ["the", "white", "house", "is", "big"]
@@ -41,22 +41,42 @@ def check_alignment(answer) -> None:
         f"{', '.join(wrong)}, which do not translate each other")
 
 
-@checker("Exercise 2 (bottleneck)")
-def check_bottleneck_sizes(fn) -> None:
-    """``fn(n_words, hidden_size)`` returns (numbers an RNN decoder receives, numbers attention sees)."""
-    for n_words, hidden in ((3, 4), (50, 256), (7, 1)):
-        got = call(fn, n_words, hidden)
-        try:
-            rnn, attn = (int(v) for v in got)
-        except (TypeError, ValueError):
-            raise AssertionError(
-                f"expected a pair of whole numbers (rnn_numbers, attention_numbers), got {got!r}") from None
-        if rnn != hidden:
-            raise AssertionError(
-                f"for {n_words} words and hidden size {hidden} you say the RNN decoder receives {rnn} "
-                "numbers; expected the size of the encoder's last hidden state only, whatever "
-                "the length")
-        if attn != n_words * hidden:
-            raise AssertionError(
-                f"for {n_words} words and hidden size {hidden} you say attention can look at {attn} "
-                "numbers; expected one hidden state per source word, all kept")
+# Exercise 2: which summaries of a sentence depend on the order of its words?
+SUMMARIES = ("mean", "sum", "max", "last RNN state", "all RNN states")
+_ORDER_AWARE = {"mean": False, "sum": False, "max": False, "last RNN state": True, "all RNN states": True}
+_WHY = {
+    "mean": "the mean adds the word vectors up (then divides by their number), and a sum does not "
+            "care in which order its terms come",
+    "sum": "a sum does not care in which order its terms come: 'dog bites man' and 'man bites dog' "
+           "add up the same three vectors",
+    "max": "the largest value of each feature over the words is the same whatever order the words "
+           "come in",
+    "last RNN state": "the RNN reads the words one after another and each step starts from the "
+                      "previous state, so after 'dog bites' it is in another state than after "
+                      "'man bites'",
+    "all RNN states": "the states come one per position, in order, and each depends on the words "
+                      "before it",
+}
+
+
+@checker("Exercise 2 (which summaries see word order?)")
+def check_order_aware(answer) -> None:
+    """``answer``: dict {summary: True if it can tell 'dog bites man' from 'man bites dog'}."""
+    expected = f"expected a dict with the keys {list(SUMMARIES)} and True/False values"
+    if not isinstance(answer, dict):
+        raise AssertionError(f"{expected}, got {type(answer).__name__}")
+    missing = [k for k in SUMMARIES if k not in answer]
+    extra = [k for k in answer if k not in SUMMARIES]
+    if missing or extra:
+        raise AssertionError(f"{expected}; missing {missing}, unknown {extra}")
+    for name in SUMMARIES:
+        value = answer[name]
+        if value is None or value is Ellipsis:
+            raise AssertionError(f"{name!r}: still {value!r}; write True or False")
+        if not isinstance(value, bool):
+            raise AssertionError(f"{name!r}: expected True or False, got {value!r}")
+    wrong = [name for name in SUMMARIES if answer[name] != _ORDER_AWARE[name]]
+    if wrong:
+        lines = [f"{name!r}: you say {'it can' if answer[name] else 'it cannot'} tell the two "
+                 f"sentences apart, but {_WHY[name]}" for name in wrong]
+        raise AssertionError("\n".join(lines))

@@ -22,15 +22,47 @@ def check_stable_log_softmax(fn) -> None:
         got = torch.as_tensor(call(fn, x.clone()))
         assert got.shape == x.shape, (
             f"for input of shape {tuple(x.shape)} expected the same shape, got {tuple(got.shape)}")
+        want = torch.log_softmax(x, dim=-1)
+        if x.dim() > 1 and _same(got, _global_shift(x)) and not _same(got, want):
+            raise AssertionError(
+                f"for x = {x.tolist()} you got {got.tolist()}: you subtracted the largest entry of "
+                f"the whole tensor ({x.max().item():g}), so in a row whose own scores are far below it "
+                "every exponential underflows to 0 and log(0) = -inf. Subtract each row's own maximum: "
+                "s.amax(dim=-1, keepdim=True)")
         if not torch.isfinite(got).all():
             raise AssertionError(
                 f"for x = {x.tolist()} expected finite numbers, got {got.tolist()}: exp "
                 "overflows (inf, nan), or the softmax underflows to 0 and its log is -inf. "
-                "Subtract the max first, and never take the log of the softmax itself")
-        torch.testing.assert_close(
-            got, torch.log_softmax(x, dim=-1),
-            msg=lambda m, x=x: f"your result differs from torch.log_softmax for x of shape "
-                               f"{tuple(x.shape)}:\n{m}")
+                "Subtract each row's maximum first, and never take the log of the softmax itself")
+        if not torch.allclose(got, want, rtol=1e-4, atol=1e-4):
+            i = int((got - want).abs().flatten().argmax())
+            raise AssertionError(
+                f"for x of shape {tuple(x.shape)} expected log softmax over the last dimension, e.g. "
+                f"{want.flatten()[i].item():.4f} at flat position {i}, got {got.flatten()[i].item():.4f}"
+                + _log_softmax_hint(got, x))
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a, b, rtol=1e-4, atol=1e-4, equal_nan=True) \
+        and bool((torch.isinf(a) == torch.isinf(b)).all())
+
+
+def _global_shift(x: torch.Tensor) -> torch.Tensor:
+    shifted = x - x.max()
+    return shifted - torch.log(torch.exp(shifted).sum(dim=-1, keepdim=True))
+
+
+def _log_softmax_hint(got: torch.Tensor, x: torch.Tensor) -> str:
+    """A hint for the usual mistakes that stay finite."""
+    if _same(got, x - x.amax(dim=-1, keepdim=True)):
+        return ": that is s - max(s) only; the log of the sum, log(sum(exp(s - max(s)))), is missing"
+    if x.dim() > 1 and _same(got, torch.log_softmax(x, dim=0)):
+        return ": you normalised over the first dimension; the softmax runs over the last one (dim=-1)"
+    lse = got.exp().sum(dim=-1)
+    if not torch.allclose(lse, torch.ones_like(lse), atol=1e-3):
+        return (f": exp of your result should sum to 1 along the last dimension, it sums to "
+                f"{[round(v, 4) for v in lse.flatten()[:3].tolist()]}")
+    return ""
 
 
 @checker("Exercise 2 (softmax_jacobian)")
@@ -54,5 +86,20 @@ def check_softmax_jacobian(fn) -> None:
                 f"expected each column of J to sum to 0 (the weights still sum to one), got column "
                 f"sums {[round(v, 4) for v in got.sum(0).tolist()]}: check the sign of the p p^T "
                 "term")
-        torch.testing.assert_close(
-            got, want, msg=lambda m: f"your Jacobian differs from torch.autograd's:\n{m}")
+        if torch.allclose(got, -want, atol=1e-5):
+            raise AssertionError(
+                f"expected diagonal entries p_i(1 - p_i) > 0, e.g. J[0, 0] = {want[0, 0].item():.4f}, got "
+                f"{got[0, 0].item():.4f}: your signs are flipped (p p^T - diag(p) instead of "
+                "diag(p) - p p^T)")
+        if torch.allclose(got.diagonal(), want.diagonal(), atol=1e-5) and \
+                torch.allclose(got - torch.diag(got.diagonal()), torch.zeros_like(got), atol=1e-8):
+            raise AssertionError(
+                f"expected off-diagonal entries -p_i p_j, e.g. J[0, 1] = {want[0, 1].item():.4f}, got "
+                f"{got[0, 1].item():.4f}: the diagonal p_i(1 - p_i) is right, but raising score j also "
+                "lowers every other weight i")
+        if not torch.allclose(got, want, atol=1e-5):
+            i, j = divmod(int((got - want).abs().argmax()), n)
+            raise AssertionError(
+                f"for p = {[round(v, 4) for v in p.tolist()]} expected J[{i}, {j}] = p_{i}(delta_{i}{j} "
+                f"- p_{j}) = {want[i, j].item():.4f}, got {got[i, j].item():.4f} (the entry that is "
+                f"furthest off; J[i, j] = dp_i / ds_j)")

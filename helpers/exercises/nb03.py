@@ -1,4 +1,9 @@
-"""Checkers for the exercises of notebook 03 (trainable self-attention)."""
+"""Checkers for the exercises of notebook 03 (trainable self-attention).
+
+Both exercises use the running example (helpers.data.toy_embeddings) and the projections set by hand
+in Step 1 of the notebook: W_q reads "describes a size" (3 x size) and "is an action" (3 x action),
+W_k offers "a big animal" (animal + size) and "a small animal" (animal - size), d_k = 2.
+"""
 
 from __future__ import annotations
 
@@ -6,48 +11,90 @@ import math
 
 import torch
 
-from ._common import call, checker
+from ..data.toy_embeddings import TOKENS, toy_embeddings
+from ._common import checker
 
-__all__ = ["check_cross_attention", "check_self_attention_from_params"]
+__all__ = ["HAND_W_K", "HAND_W_Q", "check_mouse_looks_at", "check_mouse_query_weights"]
 
-
-def _reference(x_q, x_kv, w_q, w_k, w_v):
-    q, k, v = x_q @ w_q, x_kv @ w_k, x_kv @ w_v  # (Lq, d_k), (Lk, d_k), (Lk, d_v)
-    weights = torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1)  # (Lq, Lk)
-    return weights @ v  # (Lq, d_v)
+HAND_W_Q = ((0.0, 0.0), (0.0, 0.0), (0.0, 3.0), (3.0, 0.0))  # (d_model, d_k): rows article, animal, action, size
+HAND_W_K = ((0.0, 0.0), (1.0, 1.0), (0.0, 0.0), (1.0, -1.0))  # (d_model, d_k)
 
 
-def _inputs(seed=0, lq=4, lk=4, d_in=5, d_k=3, d_v=2):
-    g = torch.Generator().manual_seed(seed)
-    x_q = torch.randn(lq, d_in, generator=g)
-    x_kv = x_q if lq == lk else torch.randn(lk, d_in, generator=g)
-    w = [torch.randn(d_in, d, generator=g) for d in (d_k, d_k, d_v)]
-    return x_q, x_kv, *w
+def _weights(w_q: torch.Tensor, w_k: torch.Tensor) -> torch.Tensor:
+    x = toy_embeddings()  # (L, d_model)
+    q, k = x @ w_q, x @ w_k  # (L, d_k) each
+    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1)  # (L, L)
 
 
-@checker("Exercise 1 (self-attention from raw parameters)")
-def check_self_attention_from_params(fn):
-    """``fn(x, w_q, w_k, w_v)`` with x (L, d_in), w_q and w_k (d_in, d_k), w_v (d_in, d_v)."""
-    x, _, w_q, w_k, w_v = _inputs()
-    got = call(fn, x, w_q, w_k, w_v)
-    assert isinstance(got, torch.Tensor), f"return a tensor, got {type(got).__name__}"
-    assert got.shape == (4, 2), f"expected shape (L, d_v) = (4, 2), got {tuple(got.shape)}"
-    q, k = x @ w_q, x @ w_k
-    unscaled = torch.softmax(q @ k.T, dim=-1) @ (x @ w_v)
-    if torch.allclose(got, unscaled, atol=1e-5) and not torch.allclose(got, _reference(x, x, w_q, w_k, w_v)):
-        raise AssertionError("close, but the scores are not scaled: divide q @ k.T by sqrt(d_k)")
-    torch.testing.assert_close(got, _reference(x, x, w_q, w_k, w_v),
-                               msg=lambda m: "the output differs from softmax(QK^T/sqrt(d_k))V:\n" + m)
+def _words(answer, what: str) -> set[str]:
+    if isinstance(answer, str):
+        answer = [answer]
+    try:
+        words = list(answer)
+    except TypeError:
+        raise AssertionError(f"expected {what}, got {type(answer).__name__}") from None
+    if not words or not all(isinstance(w, str) for w in words):
+        raise AssertionError(f"expected {what}, got {answer!r}")
+    unknown = [w for w in words if w not in TOKENS]
+    if unknown:
+        raise AssertionError(f"{unknown} are not words of the sentence {list(TOKENS)}")
+    return set(words)
 
 
-@checker("Exercise 2 (cross-attention)")
-def check_cross_attention(fn):
-    """``fn(x_q, x_kv, w_q, w_k, w_v)``: queries from x_q (Lq, d_in), keys and values from x_kv."""
-    x_q, x_kv, w_q, w_k, w_v = _inputs(seed=1, lq=3, lk=5)
-    got = call(fn, x_q, x_kv, w_q, w_k, w_v)
-    assert isinstance(got, torch.Tensor), f"return a tensor, got {type(got).__name__}"
-    assert got.shape == (3, 2), (
-        f"expected shape (Lq, d_v) = (3, 2): one output per query, got {tuple(got.shape)}"
-    )
-    torch.testing.assert_close(got, _reference(x_q, x_kv, w_q, w_k, w_v),
-                               msg=lambda m: "queries must come from x_q, keys and values from x_kv:\n" + m)
+@checker("Exercise 1 (predict where 'mouse' looks)")
+def check_mouse_looks_at(answer) -> None:
+    """``answer``: the word, or set of words, that get the largest weight from the query "mouse"
+    with the hand-set projections (a set when several tie)."""
+    got = _words(answer, "a word of the sentence, or a set of words such as {'cat', 'big'}")
+    w = _weights(torch.tensor(HAND_W_Q), torch.tensor(HAND_W_K))[TOKENS.index("mouse")]  # (L,)
+    top = {t for t, v in zip(TOKENS, w.tolist(), strict=True) if v >= w.max().item() - 1e-6}
+    if got == top:
+        return
+    shown = ", ".join(f"{t} {v:.4f}" for t, v in zip(TOKENS, w.tolist(), strict=True))
+    why = ("'mouse' has size -0.8, so its query is -2.4 on column 0 ('describes a size') and 0 on "
+           "column 1: it prefers the keys with the SMALLEST 'big animal' value (animal + size). "
+           "The articles have 0 there, the others more (chased 0.1, mouse 0.2, big 1, cat 1.5)")
+    if got < top:
+        raise AssertionError(f"you name {sorted(got)}, but {sorted(top - got)} get exactly the same weight "
+                             f"(weights: {shown})")
+    raise AssertionError(f"you name {sorted(got)}; the largest weight goes to {sorted(top)}. {why}. "
+                         f"Weights: {shown}")
+
+
+@checker("Exercise 2 (make 'mouse' look at 'cat')")
+def check_mouse_query_weights(w_q) -> None:
+    """``w_q`` (d_model, d_k) = (4, 2), used with the hand-set W_k: "mouse" must give "cat" at least
+    half of its weight, and "big" must still look most at "cat", "chased" most at "mouse"."""
+    try:
+        w_q = torch.as_tensor(w_q, dtype=torch.float32)
+    except (TypeError, ValueError, RuntimeError):
+        raise AssertionError(f"expected a (4, 2) matrix of numbers, got {type(w_q).__name__}") from None
+    if w_q.shape != (4, 2):
+        raise AssertionError(f"expected W_q of shape (d_model, d_k) = (4, 2) (rows article, animal, action, "
+                             f"size), got {tuple(w_q.shape)}")
+    if not torch.isfinite(w_q).all():
+        raise AssertionError(f"expected finite numbers, got {w_q.tolist()}")
+    w = _weights(w_q, torch.tensor(HAND_W_K))  # (L, L)
+    x = toy_embeddings()
+    i = TOKENS.index
+
+    def looks_at(word: str) -> str:
+        return TOKENS[int(w[i(word)].argmax())]
+
+    def query(word: str) -> str:
+        q = (x[i(word)] @ w_q).tolist()
+        return f"({q[0]:.2f}, {q[1]:.2f})"
+
+    on_cat = w[i("mouse"), i("cat")].item()
+    if on_cat < 0.5:
+        raise AssertionError(
+            f"expected 'mouse' to give 'cat' at least 0.5, got {on_cat:.4f} (it looks most at "
+            f"{looks_at('mouse')!r}, {w[i('mouse')].max().item():.4f}). Its query is {query('mouse')}: "
+            "key column 0 is 'a big animal' (cat 1.5, big 1.0), column 1 'a small animal' (mouse 1.8). "
+            "'mouse' is an animal with size -0.8: which row of W_q can push its query along column 0?")
+    for word, target in (("big", "cat"), ("chased", "mouse")):
+        if looks_at(word) != target:
+            raise AssertionError(
+                f"'mouse' now gives 'cat' {on_cat:.4f}, but {word!r} looks most at {looks_at(word)!r} "
+                f"instead of {target!r} (its query is {query(word)}): change the row that 'mouse' has and "
+                f"{word!r} lacks")

@@ -6,7 +6,7 @@ import torch
 
 from ._common import call, checker
 
-__all__ = ["check_allowed_keys", "check_decoder_mask", "check_sliding_window_mask"]
+__all__ = ["CHANGE_CASES", "check_allowed_keys", "check_changed_outputs", "check_sliding_window_mask"]
 
 
 def _window_reference(n: int, window: int) -> torch.Tensor:
@@ -51,41 +51,72 @@ def _row_differences(got: torch.Tensor, want: torch.Tensor, label: str = "query"
     return "\n".join(lines)
 
 
-def _decoder_reference(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
-    n = tokens.shape[1]
-    causal = torch.ones(n, n, dtype=torch.bool).tril()  # (L, L)
-    return causal & (tokens != pad_id)[:, None, None, :]  # (B, 1, L, L)
+# Exercise 2: which outputs change when one token changes, under causal AND padding masks?
+CHANGE_CASES = {
+    "a": ((6, 1, 9, 3, 0, 0), 4),  # right padding: change the padding token at position 4
+    "b": ((0, 0, 2, 5, 8, 1), 2),  # left padding: change the real token at position 2
+    "c": ((0, 0, 2, 5, 8, 1), 0),  # left padding: change the padding token at position 0
+}
 
 
-@checker("Exercise 2 (causal + padding mask)")
-def check_decoder_mask(fn):
-    """``fn(tokens, pad_id)`` -> (B, 1, L, L) bool: causal AND the key is not padding."""
-    tokens = torch.tensor([[5, 6, 7, 0, 0],  # right padding
-                           [8, 9, 3, 4, 2],  # none
-                           [0, 0, 4, 5, 6]])  # left padding
-    got = call(fn, tokens, 0)
-    assert isinstance(got, torch.Tensor) and got.dtype == torch.bool, (
-        f"return a torch.bool tensor, got {got.dtype if isinstance(got, torch.Tensor) else type(got).__name__}"
-    )
-    assert got.shape == (3, 1, 5, 5), (
-        f"expected shape (B, 1, L, L) = (3, 1, 5, 5) so that it broadcasts over heads, got {tuple(got.shape)}"
-    )
-    want = _decoder_reference(tokens, 0)
-    causal = torch.ones(5, 5, dtype=torch.bool).tril()
-    real = tokens != 0  # (B, L)
-    if torch.equal(got, causal | real[:, None, None, :]):
-        raise AssertionError("you combined the masks with OR: a key must be allowed by BOTH masks")
-    if torch.equal(got, causal & real[:, None, :, None]):
-        raise AssertionError("the padding mask is on the queries (rows): it must hide padding keys (columns)")
-    lengths = real.sum(-1)  # (B,) real tokens per sequence
-    if torch.equal(got, causal & (torch.arange(5)[None, :] < lengths[:, None])[:, None, None, :]):
-        raise AssertionError("right for right padding, wrong for the left-padded sequence 2: you assumed the "
-                             "padding comes at the end. Find padding by its id, wherever it is")
-    if torch.equal(got, causal.T & real[:, None, None, :]):
-        raise AssertionError("your causal part lets queries see the future: key j is allowed only when j <= i")
-    if not torch.equal(got, want):
-        raise AssertionError("the mask is wrong: True exactly where the key is not in the future and not "
-                             "padding.\n" + _row_differences(got[:, 0], want[:, 0]))
+def _changed_outputs(ids: tuple[int, ...], position: int, pad_id: int = 0) -> list[int]:
+    """Positions whose attention output changes when the embedding at ``position`` changes
+    (random embeddings and projections, causal AND not-padding mask, empty rows give zeros)."""
+    from ..attention import padding_mask, scaled_dot_product_attention
+
+    g = torch.Generator().manual_seed(4)
+    n, d = len(ids), 4
+    x = torch.randn(n, d, generator=g)  # (L, d_model)
+    w_q, w_k, w_v = (torch.randn(d, d, generator=g) for _ in range(3))  # (d_model, d_k) each
+    mask = torch.ones(n, n, dtype=torch.bool).tril() & padding_mask(torch.tensor([ids]), pad_id)[0, 0]
+
+    def out(x):
+        return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)[0]  # (L, d_v)
+
+    x2 = x.clone()
+    x2[position] = torch.randn(d, generator=g)
+    return ((out(x2) - out(x)).abs().amax(-1) > 1e-6).nonzero().flatten().tolist()
+
+
+def _why(case: str, got: list[int], want: list[int]) -> str:
+    ids, position = CHANGE_CASES[case]
+    padding = ids[position] == 0
+    extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+    reasons = []
+    if any(p < position for p in extra):
+        reasons.append(f"positions before {position} cannot see it (causal mask)")
+    if padding and any(p > position for p in extra):
+        reasons.append("no query may attend to a padding key, so later positions do not see it")
+    if padding and position in missing:
+        reasons.append("a padding mask hides padding KEYS; the padding token's own query still "
+                       "attends to the real tokens before it, so its own output changes")
+    if padding and position in extra and not want:
+        reasons.append(f"query {position} has no key left (its keys are all padding or in the future), "
+                       "so its output is zeros whatever its query")
+    if not padding and any(p > position for p in missing):
+        reasons.append(f"every later position may attend to key {position}: it is a real token")
+    if not padding and position in missing:
+        reasons.append(f"query {position} attends to itself, so its own output changes too")
+    return "; ".join(reasons) or "that is not what the masks allow"
+
+
+@checker("Exercise 2 (which outputs change?)")
+def check_changed_outputs(answer):
+    """``answer``: dict {"a": [...], "b": [...], "c": [...]} of the output positions that change."""
+    if not isinstance(answer, dict) or set(answer) != set(CHANGE_CASES):
+        got = sorted(answer) if isinstance(answer, dict) else type(answer).__name__
+        raise AssertionError(f"expected a dict with the keys {sorted(CHANGE_CASES)}, got {got}")
+    for case in sorted(CHANGE_CASES):
+        ids, position = CHANGE_CASES[case]
+        try:
+            got = sorted(int(p) for p in answer[case])
+        except (TypeError, ValueError):
+            raise AssertionError(f"case {case!r}: expected a list of positions (0 to {len(ids) - 1}), "
+                                 f"got {answer[case]!r}") from None
+        want = _changed_outputs(ids, position)
+        if got != want:
+            raise AssertionError(f"case {case!r} (tokens {list(ids)}, position {position} changes): "
+                                 f"you listed {got}, but {_why(case, got, want)}")
 
 
 _TOKENS = torch.tensor([0, 0, 7, 3, 9, 5])  # pad_id = 0: two padding tokens at the start

@@ -6,7 +6,7 @@ import torch
 
 from ._common import call, checker
 
-__all__ = ["check_mha_param_count", "check_shapes", "check_split_heads"]
+__all__ = ["SHAPE_SIZES", "check_mha_param_count", "check_shapes", "check_split_heads"]
 
 
 @checker("Exercise 1 (split the heads)")
@@ -54,6 +54,7 @@ def check_mha_param_count(fn):
 
 
 _SHAPE_STEPS = ("q", "q_split", "q_heads", "scores", "merged")
+SHAPE_SIZES = (2, 10, 48, 4)  # B, L, d_model, num_heads: d_k = 12, every size different
 
 
 def _shapes(b: int, length: int, d_model: int, h: int) -> dict[str, tuple[int, ...]]:
@@ -64,22 +65,34 @@ def _shapes(b: int, length: int, d_model: int, h: int) -> dict[str, tuple[int, .
 
 @checker("Exercise 3 (the shape at each step)")
 def check_shapes(answer):
-    """``answer``: dict step -> shape tuple for B=2, L=10, d_model=64, num_heads=8 (see the notebook)."""
+    """``answer``: dict step -> shape tuple for B=2, L=10, d_model=48, num_heads=4 (see the notebook).
+
+    The sizes are all different (d_k = 12), so that (B, L, h, d_k) and (B, L, d_k, h) differ."""
     if not isinstance(answer, dict) or set(answer) != set(_SHAPE_STEPS):
         got = sorted(answer) if isinstance(answer, dict) else type(answer).__name__
         raise AssertionError(f"expected a dict with the keys {list(_SHAPE_STEPS)}, got {got}")
-    want = _shapes(2, 10, 64, 8)
+    want = _shapes(*SHAPE_SIZES)
+    b, length, d_model, h = SHAPE_SIZES
+    d_k = d_model // h
     for step in _SHAPE_STEPS:
-        got = tuple(int(n) for n in answer[step])
+        try:
+            got = tuple(int(n) for n in answer[step])
+        except (TypeError, ValueError):
+            raise AssertionError(f"{step}: expected a tuple of sizes such as (2, 3, 4), got {answer[step]!r}") from None
         if got == want[step]:
             continue
         hint = ""
-        if 64 in got[1:] and step in ("q_split", "q_heads"):
-            hint = ": after the split, each head holds d_k = d_model / num_heads features, not d_model"
+        if d_model in got[1:] and step in ("q_split", "q_heads"):
+            hint = f": after the split, each head holds d_k = d_model / h = {d_k} features, not d_model"
         elif step == "scores" and len(got) == 3:
             hint = ": every head has its own (L, L) scores, so the head axis stays"
-        elif step == "scores" and 8 in got[2:]:
+        elif step == "scores" and d_k in got[2:]:
             hint = ": scores compare positions with positions; d_k is summed away by the matrix product"
+        elif step == "q_split" and got == (b, length, d_k, h):
+            hint = (": view keeps each token's features in order, so they are cut into h pieces of d_k: "
+                    "(B, L, h, d_k), the head index first")
+        elif step == "q_heads" and got == (b, length, h, d_k):
+            hint = ": that is still the shape after view; transpose(1, 2) moves the head axis before L"
         elif sorted(got) == sorted(want[step]):
             hint = ": the right sizes in the wrong order"
         raise AssertionError(f"{step}: got {got}, which is not the shape of this step{hint}")

@@ -6,18 +6,44 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..efficient import ops_called
 from ._common import NotAttempted, call, checker
 
-__all__ = ["check_input_gradient", "check_layer_norm", "check_sublayer_connection", "input_grad_norm"]
+__all__ = ["INVARIANCES", "WIDTH_STATEMENTS", "check_input_gradient", "check_layer_norm",
+           "check_sublayer_connection", "check_width_64", "input_grad_norm", "width_64_norms"]
+
+# Library normalisations the exercise forbids, by the operator they run.
+_LIBRARY_NORMS = ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm")
 
 
 def _max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a - b).abs().max())
 
 
+def _library_norm_used(fn, *args) -> str | None:
+    """The name of a library normalisation operator that ``fn(*args)`` runs, if any."""
+    return next((name for name in ops_called(fn, *args) if name.endswith(_LIBRARY_NORMS)), None)
+
+
+# Exercise 1, part 2: which changes of a token's vector leave LayerNorm's output unchanged
+# (gamma = 1, beta = 0, eps small)? True = unchanged.
+INVARIANCES = ("add 5 to every feature", "multiply every feature by 3", "multiply one feature by 3")
+
+
+def _invariance_inputs() -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(8))  # (tokens, d_model)
+    one = x.clone()
+    one[:, 2] *= 3
+    return x, {"add 5 to every feature": x + 5, "multiply every feature by 3": 3 * x,
+               "multiply one feature by 3": one}
+
+
 @checker("Exercise 1 (LayerNorm from scratch)")
-def check_layer_norm(fn):
-    """``fn(x, gamma, beta, eps)`` normalises the last dimension of x like ``F.layer_norm``.
+def check_layer_norm(fn, unchanged_by=None):
+    """``fn(x, gamma, beta, eps)`` normalises the last dimension of x as LayerNorm does, written
+    out (a call of ``F.layer_norm``, ``nn.LayerNorm`` or another library normalisation is refused).
+    ``unchanged_by``: {change: bool} for each of ``INVARIANCES``, True where the learner predicts
+    that the change leaves the output unchanged; checked with the learner's own function.
 
     Two cases: features of spread about 3 with eps = 1e-5, and features of spread about 0.1 with
     eps = 0.1, where it matters whether eps is added to the variance or to the standard deviation.
@@ -30,6 +56,11 @@ def check_layer_norm(fn):
     for x, eps in cases:
         got = call(fn, x, gamma, beta, eps)
         assert isinstance(got, torch.Tensor), f"return a tensor, got {type(got).__name__}"
+        library = _library_norm_used(fn, x, gamma, beta, eps)
+        if library is not None:
+            raise AssertionError(f"your function calls PyTorch's own normalisation (it ran {library}, "
+                                 "which F.layer_norm and nn.LayerNorm run): the exercise asks for the "
+                                 "formula itself, written with mean, variance and square root")
         assert got.shape == x.shape, (f"the output keeps the input's shape {tuple(x.shape)}, "
                                       f"got {tuple(got.shape)}")
         want = F.layer_norm(x, (6,), gamma, beta, eps)
@@ -38,14 +69,14 @@ def check_layer_norm(fn):
         unbiased = centred / torch.sqrt(x.var(-1, keepdim=True, unbiased=True) + eps) * gamma + beta
         if torch.allclose(got, unbiased, atol=1e-5):
             raise AssertionError(
-                f"eps={eps}: largest difference from F.layer_norm {_max_diff(got, want):.4f}, and your "
+                f"eps={eps}: largest difference from LayerNorm {_max_diff(got, want):.4f}, and your "
                 "result matches the unbiased variance (divides by d - 1); LayerNorm divides by d"
             )
         std = x.var(-1, keepdim=True, unbiased=False).sqrt()
         outside = centred / (std + eps) * gamma + beta
         if not torch.allclose(outside, want, atol=1e-5) and torch.allclose(got, outside, atol=1e-5):
             raise AssertionError(
-                f"eps={eps}: largest difference from F.layer_norm {_max_diff(got, want):.4f}; your "
+                f"eps={eps}: largest difference from LayerNorm {_max_diff(got, want):.4f}; your "
                 "result divides by (standard deviation + eps). Check the formula: where is eps added?"
             )
         plain = F.layer_norm(x, (6,), None, None, eps)
@@ -56,8 +87,49 @@ def check_layer_norm(fn):
         if torch.allclose(got, over * gamma + beta, atol=1e-5):
             raise AssertionError(f"eps={eps}: you normalised over the positions (dim 1); LayerNorm "
                                  "normalises each token over its features, the last dimension")
-        torch.testing.assert_close(got, want, msg=lambda m, eps=eps: f"eps={eps}: does not match "
-                                   "F.layer_norm: " + m)
+        no_eps = centred / std * gamma + beta
+        if eps >= 0.01 and torch.allclose(got, no_eps, atol=1e-5):
+            raise AssertionError(f"eps={eps}: largest difference from LayerNorm {_max_diff(got, want):.4f}; "
+                                 "your result ignores eps (it divides by the standard deviation alone)")
+        if not torch.allclose(got, want, rtol=1.3e-6, atol=1e-5):
+            raise AssertionError(f"eps={eps}: your output differs from LayerNorm's by up to "
+                                 f"{_max_diff(got, want):.4f}: subtract each token's mean, divide by "
+                                 "the square root of (its biased variance + eps), then scale by gamma "
+                                 "and shift by beta")
+    _check_invariances(fn, unchanged_by)
+
+
+def _check_invariances(fn, unchanged_by) -> None:
+    if unchanged_by is None or unchanged_by is Ellipsis:
+        raise NotAttempted
+    if not isinstance(unchanged_by, dict):
+        raise AssertionError(f"unchanged_by: give a dict {{change: True or False}}, got "
+                             f"{type(unchanged_by).__name__}")
+    if any(unchanged_by.get(k) is None or unchanged_by.get(k) is Ellipsis for k in INVARIANCES):
+        raise NotAttempted
+    bad = {k: v for k, v in unchanged_by.items() if k not in INVARIANCES or not isinstance(v, bool)}
+    if bad:
+        raise AssertionError(f"unchanged_by: the keys are {list(INVARIANCES)} and each answer is True "
+                             f"or False; got {bad}")
+    x, changed = _invariance_inputs()
+    ones, zeros = torch.ones(6), torch.zeros(6)
+    base = fn(x, ones, zeros, 1e-5)
+    lines = []
+    for change, x2 in changed.items():
+        moved = _max_diff(fn(x2, ones, zeros, 1e-5), base)
+        measured = moved < 1e-4
+        if unchanged_by[change] != measured:
+            why = {"add 5 to every feature": "subtracting the token's mean removes any shift shared by "
+                                             "all its features",
+                   "multiply every feature by 3": "dividing by the token's standard deviation removes a "
+                                                  "common scale (up to the tiny eps)",
+                   "multiply one feature by 3": "one feature alone changes the mean, the spread and the "
+                                                "direction of the vector"}[change]
+            lines.append(f"{change!r}: you said {'unchanged' if unchanged_by[change] else 'changed'}; "
+                         f"your layer_norm's output moved by up to {moved:.4f} ({why})")
+    if lines:
+        raise AssertionError(f"layer_norm is right, but {len(lines)} of {len(INVARIANCES)} predictions "
+                             "are not:\n" + "\n".join(lines))
 
 
 @checker("Exercise 2 (post-LN and pre-LN residual connection)")
@@ -85,19 +157,41 @@ def check_sublayer_connection(fn):
                              f"post-LN one (largest differences from the expected {far_post:.4f}, "
                              f"{far_pre:.4f}): norm_first=False is the paper's post-LN")
     with torch.no_grad():
-        no_res_pre, no_res_post = sublayer(norm(x)), norm(sublayer(x))
-    if torch.allclose(got_pre, no_res_pre):
-        raise AssertionError(f"norm_first=True: largest difference from the expected {far_pre:.4f}; "
-                             "your output is sublayer(norm(x)) alone: you forgot the residual")
-    if torch.allclose(got_post, no_res_post):
-        raise AssertionError(f"norm_first=False: largest difference from the expected {far_post:.4f}; "
-                             "your output is norm(sublayer(x)): you forgot the residual")
-    torch.testing.assert_close(got_post, post, msg=lambda m: "norm_first=False (post-LN) is wrong: " + m)
-    torch.testing.assert_close(got_pre, pre, msg=lambda m: "norm_first=True (pre-LN) is wrong: " + m)
+        slips_pre = {
+            "sublayer(norm(x)) alone: you forgot the residual (add x back)": sublayer(norm(x)),
+            "norm(x) + sublayer(norm(x)): the residual adds the normalised x; in pre-LN the "
+            "stream x itself goes around the sublayer, untouched": norm(x) + sublayer(norm(x)),
+            "norm(x + sublayer(norm(x))): a LayerNorm after the sum too; pre-LN normalises only what "
+            "goes into the sublayer": norm(x + sublayer(norm(x))),
+            "x + norm(sublayer(x)): that normalises the sublayer's output; pre-LN normalises its "
+            "input": x + norm(sublayer(x)),
+        }
+        slips_post = {
+            "norm(sublayer(x)): you forgot the residual (add x before normalising)": norm(sublayer(x)),
+            "x + norm(sublayer(x)): post-LN normalises the sum x + sublayer(x), not the sublayer's "
+            "output alone": x + norm(sublayer(x)),
+            "x + sublayer(x) without the LayerNorm: post-LN normalises the sum": x + sublayer(x),
+        }
+    for problems, got, label, far in ((slips_pre, got_pre, "norm_first=True (pre-LN)", far_pre),
+                                      (slips_post, got_post, "norm_first=False (post-LN)", far_post)):
+        for what, value in problems.items():
+            if torch.allclose(got, value, atol=1e-6):
+                raise AssertionError(f"{label}: largest difference from the expected {far:.4f}; your "
+                                     f"output is {what}")
+    wrong = [(label, far) for label, far, ok in (
+        ("norm_first=False (post-LN)", far_post, torch.allclose(got_post, post, rtol=1.3e-6, atol=1e-5)),
+        ("norm_first=True (pre-LN)", far_pre, torch.allclose(got_pre, pre, rtol=1.3e-6, atol=1e-5)))
+        if not ok]
+    if wrong:
+        raise AssertionError("; ".join(f"{label} differs from the expected by up to {far:.4f}"
+                                       for label, far in wrong)
+                             + ". Post-LN normalises the residual sum; pre-LN normalises only the "
+                               "sublayer's input and adds the untouched x")
+
 
 def input_grad_norm(num_layers: int, norm_first: bool, seeds=(0, 1, 2), d_model: int = 32) -> float:
     """The reference measurement of exercise 3: the norm of the gradient of the loss with respect
-    to the encoder's input, at initialisation (the set-up of section 6), averaged over ``seeds``."""
+    to the encoder's input, at initialisation (the set-up of section 7), averaged over ``seeds``."""
     from ..layers import Encoder
 
     total = 0.0
@@ -128,7 +222,7 @@ def check_input_gradient(fn, prediction):
         if abs(float(got) - want) > 1e-4 * max(1.0, want):
             raise AssertionError(
                 f"input_grad_norm({n}, norm_first={norm_first}) returned {float(got):.4f}, the "
-                f"reference measures {want:.4f}: use the set-up of section 6 (seeds 0, 1, 2, "
+                f"reference measures {want:.4f}: use the set-up of section 7 (seeds 0, 1, 2, "
                 "Xavier-uniform matrices) and take the norm of the gradient of the input x")
     if prediction is None or prediction is Ellipsis:
         raise NotAttempted
@@ -140,3 +234,44 @@ def check_input_gradient(fn, prediction):
         raise AssertionError(f"you predicted {prediction}; measured with 12 layers, post-LN passes "
                              f"{post:.4f} to the input and pre-LN {pre:.4f}. Where does each "
                              "arrangement put a LayerNorm on the identity path?")
+
+
+# Exercise 4: which statements about section 7's measurement still hold at d_model = 64?
+WIDTH_STATEMENTS = {
+    "a": "post-LN's top layer gets a larger gradient than pre-LN's top layer",
+    "b": "post-LN's top layer gets a larger gradient than post-LN's bottom layer",
+    "c": "pre-LN's top layer gets a smaller gradient than pre-LN's bottom layer",
+}
+
+
+def width_64_norms() -> dict[str, list[float]]:
+    """Section 7's measurement with d_model = 64 (d_ff = 256), 8 layers, seeds 0, 1, 2."""
+    from ..layers import layer_grad_norms
+
+    return {name: layer_grad_norms(8, norm_first, d_model=64, d_ff=256)
+            for name, norm_first in (("post-LN", False), ("pre-LN", True))}
+
+
+@checker("Exercise 4 (does the picture survive a wider model?)")
+def check_width_64(answers):
+    """``answers``: {"a": bool, "b": bool, "c": bool}, the learner's prediction of which of
+    ``WIDTH_STATEMENTS`` hold for an 8-layer encoder with d_model = 64."""
+    if not isinstance(answers, dict):
+        raise AssertionError(f'give a dict {{"a": True or False, "b": ..., "c": ...}}, got '
+                             f"{type(answers).__name__}")
+    if any(answers.get(k) is None or answers.get(k) is Ellipsis for k in WIDTH_STATEMENTS):
+        raise NotAttempted
+    bad = {k: v for k, v in answers.items() if k not in WIDTH_STATEMENTS or not isinstance(v, bool)}
+    if bad:
+        raise AssertionError(f'the keys are "a", "b", "c" and each answer is True or False; got {bad}')
+    norms = width_64_norms()
+    post, pre = norms["post-LN"], norms["pre-LN"]
+    measured = {"a": (post[-1] > pre[-1], f"post-LN top {post[-1]:.4f}, pre-LN top {pre[-1]:.4f}"),
+                "b": (post[-1] > post[0], f"post-LN top {post[-1]:.4f}, bottom {post[0]:.4f}"),
+                "c": (pre[-1] < pre[0], f"pre-LN top {pre[-1]:.4f}, bottom {pre[0]:.4f}")}
+    wrong = [k for k in WIDTH_STATEMENTS if answers[k] != measured[k][0]]
+    if wrong:
+        raise AssertionError(f"{len(wrong)} of 3 predictions are wrong (measured at d_model = 64, "
+                             "8 layers, seeds 0-2):\n" + "\n".join(
+                                 f"({k}) {WIDTH_STATEMENTS[k]}: you said {answers[k]}, measured "
+                                 f"{measured[k][0]} ({measured[k][1]})" for k in wrong))

@@ -4,42 +4,83 @@ from __future__ import annotations
 
 import torch
 
-from ._common import call, checker
+from ._common import NotAttempted, call, checker
 
-__all__ = ["check_cross_attention_zeros", "check_most_attended", "check_torch_masks"]
+__all__ = ["MOVES", "ROTATION_SHIFT", "check_cross_attention_zeros", "check_most_attended", "check_moves",
+           "check_rotation_alignment", "moved_positions", "rotation_alignment"]
 
 
-@checker("Exercise 1 (masks for nn.TransformerDecoderLayer)")
-def check_torch_masks(fn):
-    """``fn(tgt_mask, src_mask)``: our (Lt, Lt) causal mask and our (B, 1, 1, Ls) padding mask,
-    both True = may attend -> (tgt_mask for torch (Lt, Lt), memory_key_padding_mask (B, Ls)),
-    both True = ignore."""
-    tgt_mask = torch.ones(4, 4, dtype=torch.bool).tril()  # (Lt, Lt)
-    src_ok = torch.tensor([[True, True, True, False, False], [True, True, True, True, True]])
-    src_mask = src_ok[:, None, None, :]  # (B, 1, 1, Ls)
-    got = call(fn, tgt_mask, src_mask)
-    assert isinstance(got, tuple) and len(got) == 2, "return a tuple (tgt_mask, memory_key_padding_mask)"
-    t, m = got
-    for name, v in (("tgt_mask", t), ("memory_key_padding_mask", m)):
-        assert isinstance(v, torch.Tensor) and v.dtype == torch.bool, (
-            f"{name} must be a boolean tensor, got {getattr(v, 'dtype', type(v).__name__)}")
-    assert t.shape == (4, 4), f"tgt_mask for torch stays (Lt, Lt) = (4, 4), got {tuple(t.shape)}"
-    assert m.shape == (2, 5), (f"memory_key_padding_mask must be (B, Ls) = (2, 5): one flag per source "
-                               f"token, got {tuple(m.shape)}")
-    if torch.equal(t, tgt_mask):
-        raise AssertionError(f"tgt_mask is True at {int(t.sum())} of 16 entries, on and below the "
-                             "diagonal: that is our polarity (True = may attend); torch's boolean "
-                             "masks mean True = ignore")
-    if torch.equal(m, src_ok):
-        raise AssertionError(f"memory_key_padding_mask is True at the {int(m.sum())} real tokens: that "
-                             "is our polarity; torch wants True = padding (ignore)")
-    bad_t = (t != ~tgt_mask).nonzero().tolist()
-    assert not bad_t, (f"tgt_mask: {len(bad_t)} of 16 entries are wrong, e.g. (query, key) = "
-                       f"{tuple(bad_t[0])}, where you put {bool(t[tuple(bad_t[0])])}; True should mark "
-                       "the keys a query may not see")
-    bad_m = (m != ~src_ok).nonzero().tolist()
-    assert not bad_m, (f"memory_key_padding_mask: {len(bad_m)} of 10 entries are wrong, e.g. "
-                       f"(b, j) = {tuple(bad_m[0])}; True should mark the source padding")
+# Exercise 1: three changes to the running example; which decoder outputs move?
+MOVES = {
+    "a": "the source token at position 2 of sentence 1 ('black') becomes another word",
+    "b": "the <pad> at source position 4 of sentence 2 becomes another word (the padding mask "
+         "still marks it as padding)",
+    "c": "the target token at position 1 of sentence 1 ('le') becomes another word",
+}
+_MOVE_HINTS = {
+    "a": "cross-attention has no causal mask: every target position reads every source position "
+         "(and the encoder has already mixed the source tokens)",
+    "b": "the padding mask hides that position from every attention, in the encoder and in "
+         "cross-attention; nothing else reads it",
+    "c": "the causal mask lets position t read the target positions up to t: the positions from "
+         "1 on see the change, position 0 does not",
+}
+
+
+def moved_positions() -> dict[str, list[int]]:
+    """Run the three changes of ``MOVES`` through an encoder-decoder of the running example's
+    sizes and return, for each, the target positions of the changed sentence whose output moves."""
+    from ..attention import padding_mask, target_mask
+    from ..transformer import Transformer
+
+    src = torch.tensor([[1, 2, 3, 4, 5], [1, 6, 4, 5, 0]])  # (B, Ls), 0 = <pad>
+    tgt = torch.tensor([[1, 2, 3, 4], [1, 2, 6, 5]])  # (B, Lt)
+    with torch.random.fork_rng(devices=[]):  # leaves the learner's random state alone
+        torch.manual_seed(8)
+        model = Transformer(7, 7, d_model=16, num_heads=4, num_layers=2, d_ff=32, dropout=0.0).eval()
+    src_mask = padding_mask(src, 0)  # the original padding, kept for every run
+
+    def run(s, t):
+        with torch.no_grad():
+            return model(s, t, src_mask, target_mask(t, 0))  # (B, Lt, |V_t|)
+
+    base = run(src, tgt)
+    changed = {"a": (0, src.clone(), tgt), "b": (1, src.clone(), tgt), "c": (0, src, tgt.clone())}
+    changed["a"][1][0, 2] = 6
+    changed["b"][1][1, 4] = 3
+    changed["c"][2][0, 1] = 6
+    moved = {}
+    for key, (b, s, t) in changed.items():
+        diff = (run(s, t) - base)[b].abs().amax(-1)  # (Lt,)
+        moved[key] = [i for i, m in enumerate(diff.tolist()) if m > 1e-6]
+    return moved
+
+
+@checker("Exercise 1 (which outputs move?)")
+def check_moves(answers):
+    """``answers``: {"a": [...], "b": [...], "c": [...]}, for each change of ``MOVES`` the list of
+    target positions (0..3) of the changed sentence whose decoder output changes."""
+    if not isinstance(answers, dict):
+        raise AssertionError(f'give a dict {{"a": [positions], "b": [...], "c": [...]}}, got '
+                             f"{type(answers).__name__}")
+    if any(answers.get(k) is None or answers.get(k) is Ellipsis for k in MOVES):
+        raise NotAttempted
+    given = {}
+    for key in MOVES:
+        value = answers[key]
+        try:
+            given[key] = sorted({int(i) for i in value})
+        except (TypeError, ValueError):
+            raise AssertionError(f"({key}): give a list of target positions such as [0, 2] (or [] "
+                                 f"for none), got {value!r}") from None
+        if any(not 0 <= i <= 3 for i in given[key]):
+            raise AssertionError(f"({key}): the target positions are 0..3, got {value!r}")
+    measured = moved_positions()
+    wrong = [k for k in MOVES if given[k] != measured[k]]
+    if wrong:
+        raise AssertionError(f"{len(wrong)} of 3 predictions are wrong:\n" + "\n".join(
+            f"({k}) {MOVES[k]}: you said {given[k]}, the outputs that moved are {measured[k]}; "
+            f"{_MOVE_HINTS[k]}" for k in wrong))
 
 
 @checker("Exercise 2 (which source token does each target token read?)")
@@ -108,3 +149,72 @@ def check_cross_attention_zeros(fn):
     assert not wrong, (f"{len(wrong)} of 40 flags are wrong, e.g. (b, t, j) = {wrong[0]}: you said "
                        f"{bool(got[tuple(wrong[0])])} there, the decoder's weight there is "
                        f"{'0' if want[tuple(wrong[0])] else 'not 0'}")
+
+
+# Exercise 4: a model trained to rotate its input; where does its cross-attention look?
+ROTATION_SHIFT = 2  # "fcabje" -> "abjefc": output position t writes source letter (t + 2) mod 6
+
+
+def rotation_alignment(seed: int = 0, steps: int = 300) -> tuple[list[int], float]:
+    """Train section 7's model (1 layer each, d_model 32, 2 heads, ``steps`` Adam steps, cached on
+    disk) to rotate strings of 6 distinct letters left by ``ROTATION_SHIFT``; return, for each output
+    position t < 6, the source position where its head-averaged cross-attention peaks most often
+    over 200 fresh strings, and the share of (string, t) peaks at (t + shift) mod 6."""
+    import random
+
+    from ..attention import padding_mask, target_mask
+    from ..cache import train_once
+    from ..data import CharTokenizer
+    from ..training import train_seq2seq
+    from ..transformer import Transformer
+
+    letters, ls, shift = "abcdefghij", 6, ROTATION_SHIFT
+    rng = random.Random(0)
+    strings = ["".join(rng.sample(letters, ls)) for _ in range(steps * 64)]
+    pairs = [(s, s[shift:] + s[:shift]) for s in strings]
+    tok = CharTokenizer(letters)
+    with torch.random.fork_rng(devices=[]):  # section 7's seed_everything(seed), without side effects
+        torch.manual_seed(seed)
+        model = Transformer(len(tok), len(tok), d_model=32, num_heads=2, num_layers=1, d_ff=64,
+                            dropout=0.0, max_len=16)
+    train_once(train_seq2seq, model, pairs, tok, steps=steps, batch_size=64, peak_lr=3e-3,
+               warmup_steps=30, smoothing=0.0, log_every=50)
+    test = ["".join(rng.sample(letters, ls)) for _ in range(200)]
+    src = torch.tensor([tok.encode(s) for s in test])  # (200, Ls)
+    tgt = torch.tensor([tok.encode(s[shift:] + s[:shift], add_bos=True, add_eos=True) for s in test])
+    dec_in = tgt[:, :-1]  # (200, Lt)
+    with torch.no_grad():
+        model(src, dec_in, padding_mask(src, 0), target_mask(dec_in, 0))
+    peaks = model.decoder.layers[-1].cross_attn.attn_weights.mean(1)[:, :ls].argmax(-1)  # (200, Ls)
+    reads = [int(torch.mode(peaks[:, t]).values) for t in range(ls)]
+    share = float((peaks == (torch.arange(ls) + shift) % ls).float().mean())
+    return reads, share
+
+
+@checker("Exercise 4 (a different task, a different alignment)")
+def check_rotation_alignment(reads):
+    """``reads``: 6 ints, the learner's prediction of the source position each output position
+    t = 0..5 of the rotation model reads (checked against ``rotation_alignment()``)."""
+    if reads is None or reads is Ellipsis:
+        raise NotAttempted
+    try:
+        given = [int(i) for i in reads]
+    except (TypeError, ValueError):
+        raise AssertionError(f"give a list of 6 source positions, one per output position t = 0..5, "
+                             f"got {reads!r}") from None
+    if len(given) != 6 or any(not 0 <= i <= 5 for i in given):
+        raise AssertionError(f"give 6 source positions in 0..5 (one per output position), got {given}")
+    measured, share = rotation_alignment()
+    if given == measured:
+        return
+    if given == list(range(5, -1, -1)):
+        hint = "that is the reversal's anti-diagonal; this model was trained on another task"
+    elif given == list(range(6)):
+        hint = "that is copying (output t reads source t); the target is the source rotated"
+    elif given == [(t - ROTATION_SHIFT) % 6 for t in range(6)]:
+        hint = "rotated the other way: output t of 'abjefc' (from 'fcabje') is which source letter?"
+    else:
+        hint = "write the target under the source and follow each letter"
+    raise AssertionError(f"you predicted {given}; the trained model's cross-attention peaks at "
+                         f"{measured} (for {share:.0%} of the output letters of 200 fresh strings at "
+                         f"exactly those positions): {hint}")

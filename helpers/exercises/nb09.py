@@ -6,7 +6,9 @@ import torch
 
 from ._common import NotAttempted, call, checker
 
-__all__ = ["SHAPE_STEPS", "check_param_count", "check_shapes", "check_shift_targets", "transformer_param_count"]
+__all__ = ["EMBEDDING_DEC_IN", "PASSES_MAX_LEN", "SHAPE_STEPS", "check_decoder_passes", "check_embedding_rows",
+           "check_param_count", "check_shapes", "decoder_passes", "embedding_rows_with_gradient",
+           "transformer_param_count"]
 
 
 def transformer_param_count(src_vocab, tgt_vocab, d_model, num_layers, d_ff, norm_first=False,
@@ -55,26 +57,59 @@ def check_param_count(fn):
                              "count block by block: embeddings, each layer, final norms, output")
 
 
-@checker("Exercise 2 (teacher forcing: shift the targets)")
-def check_shift_targets(fn):
-    """``fn(tgt)``: tgt (B, L) = <bos> y1 .. yn <eos> -> (decoder_input, labels), each (B, L - 1)."""
-    tgt = torch.tensor([[1, 5, 6, 7, 2], [1, 8, 9, 2, 0]])  # (B, L): 1 = <bos>, 2 = <eos>, 0 = <pad>
-    got = call(fn, tgt)
-    assert isinstance(got, tuple) and len(got) == 2, "return a tuple (decoder_input, labels)"
-    inp, lab = got
-    for name, v in (("decoder_input", inp), ("labels", lab)):
-        assert isinstance(v, torch.Tensor), f"{name} must be a tensor, got {type(v).__name__}"
-        assert v.shape == (2, 4), f"{name} must be (B, L - 1) = (2, 4), got {tuple(v.shape)}"
-    if torch.equal(inp, tgt[:, 1:]) and torch.equal(lab, tgt[:, :-1]):
-        raise AssertionError(f"swapped: for the target {tgt[0].tolist()} your decoder_input is "
-                             f"{inp[0].tolist()} and your labels {lab[0].tolist()}; which of the two "
-                             "starts with <bos> (id 1)?")
-    assert torch.equal(inp, tgt[:, :-1]), (
-        f"decoder_input: for the target {tgt[0].tolist()} (1 = <bos>, 2 = <eos>) you gave "
-        f"{inp[0].tolist()}; the decoder reads what comes before each label")
-    assert torch.equal(lab, tgt[:, 1:]), (
-        f"labels: for the target {tgt[0].tolist()} (1 = <bos>, 2 = <eos>) you gave {lab[0].tolist()}; "
-        "position i must predict the token that follows decoder_input[i]")
+# Exercise 2: how much work greedy decoding does without a cache.
+PASSES_MAX_LEN = 8
+
+
+def decoder_passes(max_len: int = PASSES_MAX_LEN) -> tuple[int, int]:
+    """Run ``helpers.greedy_decode`` (no cache) on an untrained model with an end token that never
+    comes, and count the decoder's calls and the target positions it processes in all, per sentence."""
+    from ..decoding import greedy_decode
+    from ..transformer import Transformer
+
+    with torch.random.fork_rng(devices=[]):  # leaves the learner's random state alone
+        torch.manual_seed(0)
+        model = Transformer(8, 8, d_model=16, num_heads=4, num_layers=2, d_ff=32, dropout=0.0).eval()
+    seen: list[int] = []
+    hook = model.decoder.register_forward_pre_hook(lambda module, args: seen.append(args[0].shape[1]))
+    try:
+        greedy_decode(model, torch.tensor([[3, 4, 5, 6, 2]]), max_len, 1, -1)
+    finally:
+        hook.remove()
+    return len(seen), sum(seen)
+
+
+@checker("Exercise 2 (how much work is greedy decoding?)")
+def check_decoder_passes(calls, positions):
+    """``calls``: how many times section 8's greedy loop runs the decoder for ``max_len=8`` when no
+    sentence ever says <eos>; ``positions``: how many target positions those calls process in all,
+    for one sentence."""
+    if any(v is None or v is Ellipsis for v in (calls, positions)):
+        raise NotAttempted
+    for name, v in (("calls", calls), ("positions", positions)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise AssertionError(f"{name}: give a whole number, got {v!r}")
+    want_calls, want_positions = decoder_passes()
+    n = PASSES_MAX_LEN
+    problems = []
+    if calls != want_calls:
+        hint = ("the output starts with <bos> already in place, so it needs max_len - 1 new tokens"
+                if calls == n else "one decoder call per new token")
+        problems.append(f"calls: you said {calls}, the decoder ran {want_calls} times ({hint})")
+    if positions != want_positions:
+        if positions == want_calls:
+            hint = ("that is one position per call; without a cache each call re-reads the whole "
+                    "prefix: 1, then 2, then 3 positions ...")
+        elif positions == n * (n + 1) // 2:
+            hint = "the longest prefix the decoder reads is max_len - 1 tokens, not max_len"
+        elif positions == want_calls * (n - 1):
+            hint = "the prefix grows by one token per call: it is not max_len - 1 long every time"
+        else:
+            hint = "add up the length of the prefix at each call"
+        problems.append(f"positions: you said {positions}, the decoder processed {want_positions} "
+                        f"target positions in all ({hint})")
+    if problems:
+        raise AssertionError("; ".join(problems))
 
 
 # Exercise 3: the stated model and batch, and the tensors whose shapes the learner predicts.
@@ -137,6 +172,7 @@ def check_shapes(shapes):
     if not bad:
         return
     k, got = bad[0]
+    want_k = want[k]
     hint = {
         "decoder input": "the decoder reads the target without one of its tokens",
         "queries per head (cross-attention)": "(B, h, Lt, d_k): how wide is one head?",
@@ -145,5 +181,70 @@ def check_shapes(shapes):
         "decoder self-attention weights": "one row per query, one column per key",
         "logits": "which vocabulary does the output projection score?",
     }.get(k, "follow the tensor through the model")
+    if len(got) != len(want_k):
+        what = f"{len(got)} numbers where the tensor has {len(want_k)} dimensions"
+    else:
+        where = [i for i, (a, b) in enumerate(zip(got, want_k, strict=True)) if a != b]
+        what = ("dimension" + ("s " if len(where) > 1 else " ") + ", ".join(str(i) for i in where)
+                + (" are" if len(where) > 1 else " is") + " wrong")
     raise AssertionError(f"{len(bad)} of {len(SHAPE_STEPS)} shapes are wrong; the first: {k!r}, you "
-                         f"gave {got} (length {len(got)}, expected length {len(want[k])}). Hint: {hint}")
+                         f"gave {got}: {what}. Hint: {hint}")
+
+
+# Exercise 4: which rows of the target embedding does one training step change?
+EMBEDDING_DEC_IN = (1, 3, 4, 5, 6)  # <bos> le chat noir dort: the decoder input of one sentence
+
+
+def embedding_rows_with_gradient() -> dict[str, list[int]]:
+    """One teacher-forced backward pass of the running example's first sentence through an untied
+    and a tied ``helpers.Transformer``; the target-embedding rows whose gradient is not zero."""
+    import torch.nn.functional as F
+
+    from ..attention import padding_mask, target_mask
+    from ..transformer import Transformer
+
+    src = torch.tensor([[3, 4, 5, 6, 2]])  # (1, Ls)
+    tgt = torch.tensor([[*EMBEDDING_DEC_IN, 2]])  # (1, L): <bos> le chat noir dort <eos>
+    dec_in, labels = tgt[:, :-1], tgt[:, 1:]
+    rows = {}
+    for name, tie in (("untied", False), ("tied", True)):
+        with torch.random.fork_rng(devices=[]):  # leaves the learner's random state alone
+            torch.manual_seed(0)
+            model = Transformer(8, 8, d_model=16, num_heads=4, num_layers=2, d_ff=32, dropout=0.0,
+                                tie_weights=tie)
+        logits = model(src, dec_in, padding_mask(src, 0), target_mask(dec_in, 0))
+        F.cross_entropy(logits.flatten(0, 1), labels.flatten()).backward()
+        grad = model.tgt_embed.weight.grad  # (|V_t|, d_model)
+        rows[name] = [i for i in range(grad.shape[0]) if float(grad[i].abs().max()) > 0]
+    return rows
+
+
+@checker("Exercise 4 (which embedding rows does one step change?)")
+def check_embedding_rows(untied, tied):
+    """``untied``, ``tied``: the target-embedding rows (token ids 0..7) that get a non-zero
+    gradient from one teacher-forced step on <bos> le chat noir dort <eos>, without and with tying."""
+    if any(v is None or v is Ellipsis for v in (untied, tied)):
+        raise NotAttempted
+    given = {}
+    for name, v in (("untied", untied), ("tied", tied)):
+        try:
+            given[name] = sorted({int(i) for i in v})
+        except (TypeError, ValueError):
+            raise AssertionError(f"{name}: give a list (or set) of token ids such as [1, 3], got "
+                                 f"{v!r}") from None
+    measured = embedding_rows_with_gradient()
+    problems = []
+    if given["untied"] != measured["untied"]:
+        hint = ("an embedding table is a lookup: only the rows of the ids the decoder reads take part "
+                "in the forward pass" if given["untied"] == list(range(8)) else
+                "which ids does the decoder read? (the labels are not looked up in tgt_embed)")
+        problems.append(f"untied: you said {given['untied']}, the rows with a gradient are "
+                        f"{measured['untied']} ({hint})")
+    if given["tied"] != measured["tied"]:
+        hint = ("with tying, the same matrix also scores every word at the output: the softmax "
+                "pushes every word's score, so every row gets a gradient"
+                if given["tied"] == measured["untied"] else "the matrix is used twice: add up both uses")
+        problems.append(f"tied: you said {given['tied']}, the rows with a gradient are "
+                        f"{measured['tied']} ({hint})")
+    if problems:
+        raise AssertionError("; ".join(problems))

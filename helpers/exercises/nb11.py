@@ -42,42 +42,73 @@ def check_merge_softmax_stats(fn):
     )
 
 
+def _diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).abs().max())
+
+
 @checker("Exercise 2 (one decoding step with a KV cache)")
 def check_attention_step(fn):
-    """``fn(q_t, k_t, v_t, cache_k, cache_v)`` -> (out, cache_k, cache_v) for one new token."""
+    """``fn(q_t, k_t, v_t, cache_k, cache_v)`` -> (out, cache_k, cache_v) for one new token:
+    q_t, k_t (B, h, 1, d_k), v_t (B, h, 1, d_v), caches (B, h, L, d_k) and (B, h, L, d_v)."""
     g = torch.Generator().manual_seed(12)
-    b, h, t, d = 2, 3, 6, 4
-    q, k, v = (torch.randn(b, h, t, d, generator=g) for _ in range(3))
+    b, h, t, d, dv = 2, 3, 6, 4, 5  # d_v differs from d_k, so the two cannot be mixed up
+    q, k = (torch.randn(b, h, t, d, generator=g) for _ in range(2))
+    v = torch.randn(b, h, t, dv, generator=g)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, h, T, T)
     scores = scores.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
     want = torch.softmax(scores, dim=-1) @ v  # causal attention, all positions at once
-    cache_k = k[:, :, :0]
-    cache_v = v[:, :, :0]
+    cache_k, cache_v = k[:, :, :0], v[:, :, :0]
     for i in range(t):
-        got = call(fn, q[:, :, i : i + 1], k[:, :, i : i + 1], v[:, :, i : i + 1], cache_k, cache_v)
-        assert isinstance(got, tuple) and len(got) == 3, (
-            "return a tuple (out, cache_k, cache_v)"
-        )
+        q_i, k_i, v_i = q[:, :, i : i + 1], k[:, :, i : i + 1], v[:, :, i : i + 1]
+        try:
+            got = call(fn, q_i, k_i, v_i, cache_k, cache_v)
+        except RuntimeError as err:
+            raise AssertionError(
+                f"step {i} (the cache holds {i} positions): your function raised \"{str(err).rstrip('.')}\". "
+                f"Keys are "
+                f"(B, h, L, d_k) = {tuple(cache_k.shape)}: the new key is appended along dim 2, "
+                "the positions") from None
+        assert isinstance(got, tuple) and len(got) == 3, "return a tuple (out, cache_k, cache_v)"
         out, new_k, new_v = got
-        assert new_k.shape == (b, h, i + 1, d) and new_v.shape == (b, h, i + 1, d), (
+        assert new_k.shape == (b, h, i + 1, d) and new_v.shape == (b, h, i + 1, dv), (
             f"at step {i} the returned cache should hold {i + 1} positions: keys (B, h, {i + 1}, "
-            f"d_k) = {(b, h, i + 1, d)}, got {tuple(new_k.shape)}. Append the new key/value "
-            "along dim 2"
-        )
-        assert out.shape == (b, h, 1, d), f"out should be (B, h, 1, d_v) = {(b, h, 1, d)}, got {tuple(out.shape)}"
+            f"d_k) = {(b, h, i + 1, d)} and values (B, h, {i + 1}, d_v) = {(b, h, i + 1, dv)}, got "
+            f"{tuple(new_k.shape)} and {tuple(new_v.shape)}. Append the new key and value along "
+            "dim 2, the positions")
+        assert out.shape == (b, h, 1, dv), (
+            f"step {i}: out should be (B, h, 1, d_v) = {(b, h, 1, dv)}, got {tuple(out.shape)}"
+            + (": the output is a mix of values, so its last dimension is d_v" if out.shape[-1] == d
+               else ""))
+        far = _diff(out, want[:, :, i : i + 1]) if torch.isfinite(out).all() else float("nan")
+        if i == 0 and (not torch.isfinite(out).all() or torch.allclose(out, torch.zeros_like(out))):
+            raise AssertionError(
+                "step 0: the cache is empty, and your output is " +
+                ("not finite (a softmax over no keys)" if not torch.isfinite(out).all() else "zero")
+                + ": the new token must attend to itself. Append its key and value to the cache "
+                  "first, then attend over everything cached")
         if i > 0:
-            past_only = torch.softmax(q[:, :, i : i + 1] @ cache_k.transpose(-2, -1) / math.sqrt(d), -1) @ cache_v
+            past_only = torch.softmax(q_i @ cache_k.transpose(-2, -1) / math.sqrt(d), -1) @ cache_v
             if torch.allclose(out, past_only, atol=1e-5):
                 raise AssertionError(
-                    "the new token attends only to the past: append its own key and value to the "
-                    "cache first, then attend (a token may attend to itself)"
-                )
-        unscaled = torch.softmax(q[:, :, i : i + 1] @ new_k.transpose(-2, -1), -1) @ new_v
+                    f"step {i}: the new token attends only to the {i} cached position{'s' if i > 1 else ''}: "
+                    "append its own "
+                    "key and value to the cache first, then attend (a token may attend to itself)")
+        if i == 0 and torch.allclose(out, v_i, atol=1e-5) and not torch.allclose(want[:, :, :1], v_i):
+            raise AssertionError("step 0: your output is the new value alone")
+        unscaled = torch.softmax(q_i @ new_k.transpose(-2, -1), -1) @ new_v
         if i > 0 and torch.allclose(out, unscaled, atol=1e-5):
-            raise AssertionError("divide the scores by sqrt(d_k) before the softmax")
-        assert torch.allclose(out, want[:, :, i : i + 1], atol=1e-5), (
-            f"step {i}: the output differs from causal attention over all {t} positions at once"
-        )
+            raise AssertionError(f"step {i}: divide the scores by sqrt(d_k) before the softmax")
+        if i > 0:
+            s_i = q_i @ new_k.transpose(-2, -1) / math.sqrt(d)  # (B, h, 1, i + 1)
+            wrong_dim = torch.softmax(s_i, dim=2) @ new_v  # over the single query: all ones
+            if torch.allclose(out, wrong_dim, atol=1e-5):
+                raise AssertionError(f"step {i}: the softmax runs over the wrong dimension: each query's "
+                                     "weights over the cached keys (the last dimension) sum to 1")
+        if not torch.allclose(out, want[:, :, i : i + 1], atol=1e-5):
+            raise AssertionError(
+                f"step {i}: your output differs from causal attention over all {t} positions at once "
+                f"by up to {far:.4f}: scores of the new query against every cached key (itself "
+                "included), scaled by 1/sqrt(d_k), softmax over the keys, then a mix of the values")
         cache_k, cache_v = new_k, new_v
 
 

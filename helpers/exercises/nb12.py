@@ -7,10 +7,10 @@ import math
 import torch
 
 from ..data import toy_language as tl
-from ..gpt import GPT
+from ..gpt import GPT, flops_per_token
 from ._common import call, checker
 
-__all__ = ["check_gpt_parameter_count", "check_min_p_filter", "check_sentence_log_prob"]
+__all__ = ["check_flops_per_token", "check_gpt_parameter_count", "check_min_p_filter", "check_sentence_log_prob"]
 
 
 @checker("Exercise 1 (min-p filter)")
@@ -84,3 +84,28 @@ def check_sentence_log_prob(fn):
         assert math.isclose(got, want, abs_tol=1e-4), (
             f"{text!r}: expected a log-probability of {want:.4f}, got {got:.4f}"
         )
+
+
+@checker("Exercise 4 (FLOPs per token)")
+def check_flops_per_token(fn):
+    """``fn(vocab_size, d_model, num_layers, d_ff, context)`` -> the forward FLOPs of one token."""
+    for v, d, n, f, c in ((27, 64, 2, 256, 32), (27, 64, 2, 256, 1), (100, 32, 3, 48, 500), (50, 48, 1, 96, 7)):
+        got = call(fn, v, d, n, f, c)
+        want = flops_per_token(GPT(v, d, 4, n, f, max(c, 2)), c)
+        assert isinstance(got, int), f"return an int, got {type(got).__name__}"
+        if got == want:
+            continue
+        weights = n * (4 * d * d + 2 * d * f) + v * d
+        attention = n * 2 * 2 * c * d
+        hint = ""
+        if got == want - 2 * v * d:
+            hint = " The output layer multiplies the token too: 2 * |V| * d_model."
+        elif got == want - attention:
+            hint = " Attention's two products (Q K^T and A V) cost 2 * 2 * context * d_model per layer."
+        elif got == weights + attention // 2 or got == weights:
+            hint = " Count 2 FLOPs per weight (a multiply and an add)."
+        elif got == want - 2 * n * d * f:
+            hint = " The feed-forward network has two matrices of d_model x d_ff."
+        raise AssertionError(
+            f"vocab_size={v}, d_model={d}, num_layers={n}, d_ff={f}, context={c}: expected {want:,} FLOPs "
+            f"(2 x {weights:,} weights + {attention:,} for attention), got {got:,}.{hint}")

@@ -8,7 +8,8 @@ import torch.nn.functional as F
 from ..modern import kv_cache_bytes
 from ._common import call, checker
 
-__all__ = ["check_expand_kv", "check_kv_cache_size", "check_rms_norm", "check_window_positions"]
+__all__ = ["check_cache_rope_positions", "check_expand_kv", "check_kv_cache_size", "check_rms_norm",
+           "check_window_positions"]
 
 
 def _shape(t) -> str:
@@ -94,3 +95,24 @@ def check_rms_norm(fn):
             raise AssertionError("eps goes inside the square root: x / sqrt(mean(x^2) + eps)")
         torch.testing.assert_close(got, want, msg=lambda m, eps=eps: f"RMSNorm with eps={eps} differs from "
                                    f"torch.nn.functional.rms_norm: {m}")
+
+
+@checker("Exercise 5 (positions within the cache)")
+def check_cache_rope_positions(fn):
+    """``fn(t, window, sinks)`` -> (the RoPE positions of the keys the query at t sees, in the
+    order of ``window_positions``, and the query's own): their places 0, 1, ... in the cache."""
+    for t, window, sinks in ((9, 4, 2), (3, 4, 2), (0, 3, 0), (20, 1, 1), (100, 8, 4), (5, 10, 4)):
+        got = call(fn, t, window, sinks)
+        keys = _allowed(t, window, sinks)
+        want = (list(range(len(keys))), len(keys) - 1)
+        try:
+            got_keys, got_query = [int(j) for j in got[0]], int(got[1])
+        except (TypeError, IndexError, ValueError):
+            raise AssertionError(f"return (key_positions, query_position), got {got!r}") from None
+        if (got_keys, got_query) == (keys, t) and keys != want[0]:
+            raise AssertionError(
+                f"with t={t}, window={window}, sinks={sinks} you returned the absolute positions {keys}: "
+                "StreamingLLM rotates each key by its place in the cache instead, 0, 1, ... in order")
+        assert (got_keys, got_query) == want, (
+            f"with t={t}, window={window}, sinks={sinks} the keys {keys} sit at places {want[0]} of the "
+            f"cache and the query at {want[1]}; got {got_keys} and {got_query}")

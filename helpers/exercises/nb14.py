@@ -5,14 +5,21 @@ from __future__ import annotations
 import torch
 
 from ..data.repeated import repeated_tokens
-from ..induction import induction_score, per_position_loss, previous_token_score
+from ..induction import (
+    copying_share,
+    eigenvalue_positivity,
+    full_ov_circuit,
+    per_position_loss,
+)
 from ._common import call, checker
 
-__all__ = ["check_ablation_guess", "check_induction_score", "check_previous_token_score"]
+__all__ = ["check_ablation_guess", "check_duplicate_token_score", "check_full_ov_circuit",
+           "check_one_layer_prediction"]
 
 
-def _patterns(n: int, kind: str) -> torch.Tensor:
-    """Causal (3, 2n, 2n) test patterns: random rows, plus one sharp pattern of the given kind."""
+def _patterns(n: int) -> torch.Tensor:
+    """Causal (3, 2n, 2n) test patterns: random rows, plus one sharp duplicate-token pattern (each
+    query of the repeated half on t - n, each other query on itself)."""
     g = torch.Generator().manual_seed(14)
     size = 2 * n
     scores = torch.randn(3, size, size, generator=g)
@@ -20,8 +27,7 @@ def _patterns(n: int, kind: str) -> torch.Tensor:
     w = torch.softmax(scores, dim=-1)
     sharp = torch.zeros(size, size)
     for t in range(size):
-        j = t - 1 if kind == "previous" else (t - n + 1 if t >= n else t)
-        sharp[t, max(j, 0)] = 1.0
+        sharp[t, t - n if t >= n else t] = 1.0
     w[0] = sharp
     return w
 
@@ -34,48 +40,41 @@ def _as_scores(got, want: torch.Tensor, what: str) -> torch.Tensor:
     return got
 
 
-@checker("Exercise 1 (induction score)")
-def check_induction_score(fn):
-    """``fn(weights (..., 2n, 2n), n) -> (...)``: mean attention from t >= n to t - n + 1."""
+@checker("Exercise 1 (duplicate-token score)")
+def check_duplicate_token_score(fn):
+    """``fn(weights (..., 2n, 2n), n) -> (...)``: mean attention from each t >= n to t - n."""
     n = 5
-    w = _patterns(n, "induction")
-    want = induction_score(w, n)
+    w = _patterns(n)
+    want = w.diagonal(offset=-n, dim1=-2, dim2=-1).mean(-1)  # queries t = n .. 2n-1
     got = _as_scores(call(fn, w, n), want, "your function")
-    duplicate = w.diagonal(offset=-n, dim1=-2, dim2=-1).mean(-1)  # the previous occurrence itself
-    if torch.allclose(got, duplicate, atol=1e-4):
+    induction = w.diagonal(offset=-(n - 1), dim1=-2, dim2=-1)[..., 1:].mean(-1)
+    if torch.allclose(got, induction, atol=1e-4):
         raise AssertionError(
-            "you measured attention to t - n, the previous occurrence of the current token (a "
-            "'duplicate-token' head). An induction head looks one further: at the token that "
-            f"followed it. On a perfect induction pattern you got {got[0]:.3f}, expected {want[0]:.3f}"
-        )
-    assert torch.allclose(got, want, atol=1e-4), (
-        f"scores differ: expected {[round(v, 3) for v in want.tolist()]}, got "
-        f"{[round(v, 3) for v in got.tolist()]} (which queries t do you average over?)"
-    )
-
-
-@checker("Exercise 2 (previous-token score)")
-def check_previous_token_score(fn):
-    """``fn(weights (..., L, L)) -> (...)``: mean attention from each t >= 1 to t - 1."""
-    w = _patterns(6, "previous")
-    want = previous_token_score(w)
-    got = _as_scores(call(fn, w), want, "your function")
-    if torch.allclose(got, w.diagonal(dim1=-2, dim2=-1).mean(-1), atol=1e-4):
-        raise AssertionError("you measured attention to the current position t (the diagonal), "
-                             "not to the previous one")
+            "you measured attention to t - n + 1, the token *after* the previous occurrence: that "
+            "is the induction score. A duplicate-token head looks at the previous occurrence "
+            f"itself, t - n. On a perfect duplicate-token pattern you got {got[0]:.3f}, expected "
+            f"{want[0]:.3f}")
     assert torch.allclose(got, want, atol=1e-4), (
         f"scores differ: expected {[round(v, 3) for v in want.tolist()]}, got "
         f"{[round(v, 3) for v in got.tolist()]}. On the sharp pattern (first entry) every query "
-        "t >= 1 looks at t - 1; does your average include the query at t = 0, which has no t - 1?"
+        "t >= n looks at t - n; which queries do you average over, and do you divide by their number?"
     )
 
 
-@checker("Exercise 3 (which layer-0 head matters)")
-def check_ablation_guess(guess, model, n: int = 12):
-    """``guess = (0, head)``: the layer-0 head whose zeroing raises the repeated-half loss most."""
-    if (not isinstance(guess, tuple) or len(guess) != 2
+def _as_head(guess, what: str) -> tuple[int, int]:
+    """A (layer, head) answer written as a tuple or a list of two ints, as a tuple."""
+    if (not isinstance(guess, tuple | list) or len(guess) != 2
             or not all(isinstance(i, int) and not isinstance(i, bool) for i in guess)):
-        raise AssertionError(f"answer with a (layer, head) tuple of ints, got {guess!r}")
+        raise AssertionError(f"answer {what} with a (layer, head) pair of ints such as (0, 1), "
+                             f"got {guess!r}")
+    return tuple(guess)
+
+
+@checker("Exercise 2 (which layer-0 head matters)")
+def check_ablation_guess(guess, model, n: int = 12):
+    """``guess = (0, head)`` (a tuple or a list): the head of layer 0 of ``model`` whose zeroing
+    raises the repeated-half loss the most, measured on 256 fresh repeated sequences of period n."""
+    guess = _as_head(guess, "the question")
     heads = [(0, h) for h in range(model.num_heads)]
     assert guess in heads, f"the question is about layer 0, whose heads are {heads}; got {guess}"
     ids = repeated_tokens(256, n, model.vocab_size, torch.Generator().manual_seed(99))
@@ -83,8 +82,67 @@ def check_ablation_guess(guess, model, n: int = 12):
     base = per_position_loss(model, ids)[n:].mean().item()
     loss = {hd: per_position_loss(model, ids, ablate=[hd])[n:].mean().item() for hd in heads}
     best = max(loss, key=loss.get)
+    measured = ", ".join(f"zero {hd}: {v:.2f}" for hd, v in loss.items())
     assert guess == best, (
         f"zeroing head {guess} takes the repeated-half loss only from {base:.2f} to "
-        f"{loss[guess]:.2f} nats; the other head of layer 0 raises it more. Which head writes what "
-        "the induction heads of layer 1 read?"
+        f"{loss[guess]:.2f} nats; head {best} raises it more ({measured}). Which head writes what "
+        "the induction heads of layer 1 read, and which score shows it?"
     )
+    print(f"Measured: intact {base:.2f} nats, {measured}.")
+
+
+def _copies(model, layer: int, head: int) -> tuple[float, float, bool]:
+    """Copying share, eigenvalue positivity, and whether both say "copies" (above one half)."""
+    circuit = full_ov_circuit(model, layer, head)
+    share, positivity = copying_share(circuit), eigenvalue_positivity(circuit)
+    return share, positivity, share > 0.5 and positivity > 0.5
+
+
+@checker("Exercise 3a (does the 1-layer model copy?)")
+def check_one_layer_prediction(guess, model):
+    """``guess`` (True or False): does every head of the 1-layer ``model`` copy, i.e. is its full
+    OV circuit E W_{v,h} W_{o,h} U^T a copier (own logit largest for most tokens, eigenvalue
+    positivity above 0.5)? The checker measures both numbers for each head."""
+    if not isinstance(guess, bool):
+        raise AssertionError(f"answer True (every head copies) or False, got {guess!r}")
+    measured = {h: _copies(model, 0, h) for h in range(model.num_heads)}
+    truth = all(c for _, _, c in measured.values())
+    report = "; ".join(f"head (0, {h}): own logit largest for {share:.0%} of tokens, eigenvalue "
+                       f"positivity {pos:.2f}" for h, (share, pos, _) in measured.items())
+    assert guess == truth, (
+        f"measured: {report}. So the answer is {truth}. What must a head write, once it attends "
+        "to an earlier token, to make the model favour the tokens it has already seen?"
+    )
+    print(f"Measured: {report}.")
+
+
+@checker("Exercise 3b (full OV circuit)")
+def check_full_ov_circuit(fn, model):
+    """``fn(model, layer, head) -> (|V|, |V|)``: E W_{v,h} W_{o,h} U^T, rows = attended tokens."""
+    embed, unembed = model.embed.weight.detach(), model.unembed.weight.detach()
+    for layer in range(len(model.layers)):
+        for head in range(model.num_heads):
+            want = full_ov_circuit(model, layer, head)
+            got = call(fn, model, layer, head)
+            got = torch.as_tensor(got).detach().to(want.device, torch.float32)
+            assert got.shape == want.shape, (
+                f"layer {layer}, head {head}: expected a (|V|, |V|) = {tuple(want.shape)} matrix, "
+                f"got {tuple(got.shape)}")
+            if torch.allclose(got, want, rtol=1e-3, atol=1e-3):
+                continue
+            if torch.allclose(got, want.T, rtol=1e-3, atol=1e-3):
+                raise AssertionError(
+                    f"layer {layer}, head {head}: your matrix is the transpose of the expected one. "
+                    "Row a should hold the logits added when the head attends to token a")
+            attn = model.layers[layer]
+            whole = embed @ attn.w_v.weight.detach().T @ attn.w_o.weight.detach().T @ unembed.T
+            if torch.allclose(got, whole, rtol=1e-3, atol=1e-3):
+                raise AssertionError(
+                    f"layer {layer}, head {head}: you used all of W_v and W_o, i.e. every head of "
+                    f"the layer. Take only head {head}'s W_{{v,h}} and W_{{o,h}}: d_k = {attn.d_k} "
+                    "rows of w_v.weight and d_k columns of w_o.weight (nn.Linear stores W^T)")
+            raise AssertionError(
+                f"layer {layer}, head {head}: values differ from E W_{{v,h}} W_{{o,h}} U^T (largest "
+                f"difference {(got - want).abs().max():.3g}). Leave the biases out, and chain E "
+                f"(|V|, d_model), W_{{v,h}} (d_model, d_k), W_{{o,h}} (d_k, d_model) and U^T "
+                f"(d_model, |V|), with d_k = {model.layers[layer].d_k} here")

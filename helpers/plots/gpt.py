@@ -1,9 +1,10 @@
-"""Figures of notebook 12: the language model's loss against the language's entropy, and the
-quality–diversity trade-off of sampling."""
+"""Figures of notebook 12: accuracy against training steps (encoder–decoder against decoder-only),
+the language model's loss against the language's entropy, and the quality–diversity trade-off of
+sampling."""
 
 from __future__ import annotations
 
-__all__ = ["loss_vs_entropy_plot", "tradeoff_plot"]
+__all__ = ["accuracy_curves_plot", "loss_vs_entropy_plot", "tradeoff_plot"]
 
 
 def loss_vs_entropy_plot(history: dict, entropy: float, val_loss: float | None = None, ax=None):
@@ -39,4 +40,26 @@ def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None,
     twin.plot(values, distinct, marker="s", color="C1", label=diversity_label)
     twin.set_ylim(0, n * 1.05)
     twin.set_ylabel(f"{diversity_label} (of {n})", color="C1")
+    return ax.figure
+
+
+def accuracy_curves_plot(curves: dict[str, tuple[list, list]], xlabel: str = "training step", ax=None,
+                         title: str | None = None, xscale: float = 1.0):
+    """Exact-match accuracy against training steps (or any other x, e.g. training FLOPs with
+    ``xscale`` dividing them), one line per model: {label: (xs, accuracies)}."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
+    for i, (label, (xs, acc)) in enumerate(curves.items()):
+        if len(xs) != len(acc):
+            raise ValueError(f"accuracy_curves_plot: {label!r} has {len(acc)} accuracies for {len(xs)} points")
+        ax.plot([x / xscale for x in xs], acc, marker="os^D"[i % 4], ms=3, lw=2, color=f"C{i}", label=label)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(left=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("exact match (held-out dates)")
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="lower right")
     return ax.figure

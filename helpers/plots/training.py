@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from .style import _short
 
@@ -46,10 +47,23 @@ def grad_norm_lines(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
+    _whole_number_ticks(ax, x if x is not None else range(1, max(len(v) for v in series.values()) + 1))
     ax.legend()
     if title:
         ax.set_title(title)
     return fig
+
+
+def _whole_number_ticks(ax: plt.Axes, xs) -> None:
+    """Layers and depths are whole numbers: tick exactly the values drawn (up to 16 of them),
+    else whole numbers only, never "2.5 layers"."""
+    values = sorted({float(v) for v in xs})
+    if not values or any(v != int(v) for v in values):
+        return
+    if len(values) <= 16:
+        ax.set_xticks([int(v) for v in values])
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 # --- Notebook 10: training curves, learning-rate schedule, cross-attention grid --------------

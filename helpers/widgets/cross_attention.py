@@ -29,8 +29,8 @@ def cross_attention_view(weights, layer, head, src_tokens=None, tgt_tokens=None,
         return f"Cannot draw this: head must be in 0..{w.shape[0] - 1} or 'mean', got {head!r}"
     lt, ls = w2.shape
     return attention_heatmap(w2, src_tokens, tgt_tokens, ax=ax, vmax=1.0,
-                             xlabel=f"source position (encoder memory, Ls = {ls})",
-                             ylabel=f"target position (decoder, Lt = {lt})",
+                             xlabel=f"source position (encoder memory, $L_s$ = {ls})",
+                             ylabel=f"target position (decoder, $L_t$ = {lt})",
                              title=f"cross-attention, layer {layer}, {name}")
 
 

@@ -17,7 +17,7 @@ def grad_norm_view(depth: int, ax=None):
         return f"Cannot draw this: depth must be a whole number of layers in 1..24, got {depth!r}"
     series = {"post-LN": layer_grad_norms(depth, norm_first=False),
               "pre-LN": layer_grad_norms(depth, norm_first=True)}
-    return grad_norm_lines(series, ax=ax, ylabel="‖∇ W2‖ (feed-forward)",
+    return grad_norm_lines(series, ax=ax, ylabel=r"$\|\nabla W_2\|$ (feed-forward)",
                            title=f"{depth}-layer encoder at initialisation")
 
 

@@ -17,7 +17,8 @@ __all__ = ["induction_view", "induction_widget"]
 
 def induction_view(model: AttentionOnlyTransformer, layer: int, head: int, seed: int = 0, n: int = 12):
     """One new repeated sequence (period n, drawn from ``seed``): the chosen head's attention
-    pattern (masked cells hatched) beside the model's loss at each position. Returns a Figure;
+    pattern (masked cells hatched) beside the model's loss at each position t, predicting token
+    t + 1 (blue: first half, grey: t = n - 1, orange: repeated half). Returns a Figure;
     ``helpers.widgets.induction_widget`` puts it behind controls."""
     import matplotlib.pyplot as plt
 
@@ -37,11 +38,15 @@ def induction_view(model: AttentionOnlyTransformer, layer: int, head: int, seed:
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.15, 1]})
     labels = [str(t) for t in ids[0].tolist()]
     attention_heatmap(weights, labels, labels, ax=ax0, vmin=0.0, vmax=1.0, annotate=False,
-                      title=f"layer {layer}, head {head}", mask=causal_mask(2 * n))
-    ax1.bar(range(1, 2 * n), loss.numpy(), color=["C0"] * (n - 1) + ["C1"] * n)
+                      title=f"layer {layer}, head {head}", mask=causal_mask(2 * n),
+                      colorbar_label="attention weight")
+    # positions t = 0 .. 2n-2, each predicting token t + 1: the first half (t < n - 1), position
+    # n - 1 (whose next token, the first repeated one, has no earlier occurrence to copy from) and
+    # the repeated half (t >= n), as in notebook 14's sections 1-3
+    colours = ["C0"] * (n - 1) + ["0.6"] + ["C1"] * (n - 1)
+    ax1.bar(range(2 * n - 1), loss.numpy(), color=colours)
     ax1.axhline(math.log(model.vocab_size), color="grey", ls=":", lw=1)
-    ax1.axvline(n - 0.5, color="black", lw=0.8)
-    ax1.set_xlabel("predicted position (blue: first half, orange: repeated half)")
+    ax1.set_xlabel("position t (predicting token t + 1)")
     ax1.set_ylabel("loss (nats)")
     ax1.set_title("loss at each position")
     fig.tight_layout()

@@ -51,8 +51,9 @@ def sampling_view(model, prompt: str = "", temperature: float = 1.0, top_k: int 
             return "Type the start of ONE sentence, without '.' (the model adds it)."
         device = next(model.parameters()).device
         with torch.no_grad():
-            logits = model.eval()(torch.tensor([prompt_ids], device=device))[0, -1]  # (|V|,)
-        probs = filtered_probs(logits.float().cpu(), temperature, top_k, top_p)
+            logits = model.eval()(torch.tensor([prompt_ids], device=device))[0, -1].float().cpu()  # (|V|,)
+        logits[0] = float("-inf")  # <pad> is never generated (sample_sentences suppresses it)
+        probs = filtered_probs(logits, temperature, top_k, top_p)
         samples = sample_sentences(model, n, temperature, top_k, top_p, prompt, seed)
     except ValueError as err:
         return f"Cannot sample: {err}"
@@ -71,7 +72,7 @@ def sampling_figure(view: SamplingView, top: int = 12, ax=None):
     labels = [view.labels[i] for i in idx[:keep].tolist()]
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 2.8))
-    weight_bars(p[:keep], labels, ax=ax, xlabel="next token",
+    weight_bars(p[:keep], labels, ax=ax, xlabel="next token", ylabel="probability",
                 title=f"next token after '. {view.prompt}'".replace("  ", " "))
     return ax.figure
 

@@ -1,0 +1,54 @@
+"""Notebook 00: an RNN's last state tells 'dog bites man' from 'man bites dog' where the average
+cannot (section 1), and the appendix's measured table (calls, path lengths, arithmetic) at other
+lengths than the notebook's L = 16.
+
+Seeds 0-4 for the random word vectors and RNN weights, hidden sizes 8 (the notebook) and 32. The
+appendix's layers are the notebook's own code; lengths 8, 16 and 32.
+"""
+
+import functools
+
+import pytest
+import torch
+from notebook_code import notebook_definitions
+from torch import nn
+
+SEEDS = (0, 1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("hidden", [8, 32])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_average_forgets_word_order_and_the_rnn_does_not(seed, hidden):
+    torch.manual_seed(seed)
+    rnn = nn.RNN(input_size=5, hidden_size=hidden, batch_first=True)
+    words = {w: torch.randn(5) for w in ["dog", "bites", "man"]}
+    a = torch.stack([words[w] for w in ["dog", "bites", "man"]])
+    b = torch.stack([words[w] for w in ["man", "bites", "dog"]])
+    torch.testing.assert_close(a.mean(0), b.mean(0))
+    assert not torch.allclose(rnn(a[None])[1], rnn(b[None])[1])
+
+
+@functools.cache
+def nb():
+    return notebook_definitions("00_start_here", "F", "d_model", "cell", "conv", "Attention", "attention", "run_rnn",
+                                "run_conv", "layers", "layers_to_reach", "count_flops")
+
+
+@pytest.mark.parametrize("length", [8, 16, 32])
+def test_the_appendix_table_at_other_lengths(length):
+    ns = nb()
+    d_model, layers = ns["d_model"], ns["layers"]
+    x = torch.randn(1, length, d_model)
+    reach = {name: ns["layers_to_reach"](fn, x) for name, fn in layers.items()}
+    assert reach == {"recurrent": 1, "convolution": length - 1, "attention": 1}
+    flops = {name: ns["count_flops"](fn, x) for name, fn in layers.items()}
+    assert flops == {"recurrent": 4 * length * d_model**2, "convolution": 6 * length * d_model**2,
+                     "attention": 4 * length**2 * d_model}
+    calls = dict.fromkeys(layers, 0)
+    hooks = [m.register_forward_hook(lambda *_, n=n: calls.update({n: calls[n] + 1}))
+             for n, m in (("recurrent", ns["cell"]), ("convolution", ns["conv"]), ("attention", ns["attention"]))]
+    for fn in layers.values():
+        fn(x)
+    for hook in hooks:
+        hook.remove()
+    assert calls == {"recurrent": length, "convolution": 1, "attention": 1}

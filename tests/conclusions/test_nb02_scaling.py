@@ -1,0 +1,73 @@
+"""Notebook 02, section 5: why scores are divided by sqrt(d_k).
+
+Conclusions checked, for generator seeds 0-4 (the notebook draws from seed 0):
+- the variance of q.k is d_k, and that of q.k / sqrt(d_k) is 1, within 10 % (2,000 pairs);
+- unscaled, the share of queries with almost no gradient (|dL/dq| < 1e-3) grows with d_k and passes
+  one half at d_k = 1024; the median gradient there is below 1e-3 unscaled and above 0.1 scaled;
+  the largest unscaled gradient is more than 10 times the largest scaled one and the unscaled mean is
+  the larger; the keys show the same share within 1 %; scaled, no query is below 1e-3 at any d_k.
+Variations: 4, 8 (the notebook) and 16 keys per query, 300 and 1,000 trials. The "Try it" with 32
+keys: fewer queries saturate than with 8 (so the "more than half" is scoped to 8 keys in the prose),
+saturation still grows with d_k, and scaling still leaves no query without a gradient.
+"""
+
+import functools
+import math
+from itertools import pairwise
+
+import pytest
+import torch
+from notebook_code import notebook_definitions
+
+SEEDS = (0, 1, 2, 3, 4)
+DIMS = (4, 16, 64, 256, 1024)
+
+
+@functools.cache
+def nb():
+    return notebook_definitions("02_softmax_and_scaling", "gradient_stats")
+
+
+def stats(seed: int, n_keys: int, trials: int):
+    ns = nb()
+    ns["g"] = torch.Generator().manual_seed(seed)  # gradient_stats draws from the notebook's g
+    return {scaled: [ns["gradient_stats"](d, scaled, trials=trials, n_keys=n_keys) for d in DIMS]
+            for scaled in (False, True)}
+
+
+def share_below(grads: torch.Tensor) -> float:
+    return (grads < 1e-3).double().mean().item()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_variance_of_a_dot_product_is_d_k(seed):
+    g = torch.Generator().manual_seed(seed)
+    for d_k in DIMS:
+        q = torch.randn(2000, d_k, generator=g, dtype=torch.float64)
+        k = torch.randn(2000, d_k, generator=g, dtype=torch.float64)
+        ratio = ((q * k).sum(dim=-1) / math.sqrt(d_k)).var().item()  # var(q.k) / d_k
+        assert abs(ratio - 1) < 0.1, f"seed {seed}, d_k {d_k}: var(q.k) / d_k = {ratio:.4f}"
+
+
+@pytest.mark.parametrize(("n_keys", "trials"), [(8, 300), (4, 300), (16, 300), (8, 1000)])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_unscaled_scores_starve_most_queries_of_gradient_at_large_d_k(seed, n_keys, trials):
+    st = stats(seed, n_keys, trials)
+    raw = [share_below(s["q"]) for s in st[False]]
+    where = f"seed {seed}, {n_keys} keys, {trials} trials"
+    assert all(a <= b for a, b in pairwise(raw)) and raw[-1] > 0.5, f"{where}: shares {raw}"
+    assert max(share_below(s["q"]) for s in st[True]) == 0.0, f"{where}: a scaled query without gradient"
+    r, s = st[False][-1], st[True][-1]
+    assert r["q"].median() < 1e-3 < 0.1 < s["q"].median(), f"{where}: medians {r['q'].median()}, {s['q'].median()}"
+    assert r["q"].max() > 10 * s["q"].max() and r["q"].mean() > s["q"].mean(), where
+    for one in (r, s):
+        assert abs(share_below(one["k"]) - share_below(one["q"])) <= 0.01, f"{where}: keys differ"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_with_32_keys_fewer_queries_saturate_but_scaling_still_helps(seed):
+    many, eight = stats(seed, 32, 300), stats(seed, 8, 300)
+    at_1024 = share_below(many[False][-1]["q"])
+    assert at_1024 < share_below(eight[False][-1]["q"]), f"seed {seed}: 32 keys {at_1024:.4f}"
+    assert at_1024 > share_below(many[False][2]["q"]), f"seed {seed}: no growth from d_k = 64 to 1024"
+    assert max(share_below(s["q"]) for s in many[True]) == 0.0

@@ -1,0 +1,95 @@
+"""Notebook 05, section 8: on a task that needs the first and the previous token at once, two heads
+of width 8 learn it quickly, one head of width 16 with the same parameters learns it far more
+slowly and is still behind after ten times the steps, and one head learns either relation alone
+quickly (the control for the explanation "two relations in one weighted average").
+
+Seeds 1-4 here; seed 0 is the notebook's own run, checked by its claims (nothing trains twice);
+seed 6 for the failure the prose mentions (the single head locks onto the first token).
+Variations: 150 steps (the notebook) and 1,500 steps (its "ten times the training"). Control: one
+head trained on one relation only. The code is the notebook's own (tests/notebook_code.py).
+
+Measured before the prose was written (issue 24, seeds 0-9): after 150 steps two heads 1.000 and one
+head 0.20-0.70; after 1,500 steps one head 0.86-0.91 (0.23 for seed 6, which never learns the
+previous token); after 5,000 steps one head at most 0.96, two heads 1.000 from step 100 on.
+"""
+
+import functools
+
+import pytest
+from notebook_code import notebook_definitions
+
+SEEDS = (1, 2, 3, 4)
+
+
+@functools.cache
+def nb():
+    return notebook_definitions("05_multi_head_attention", "vocab_size", "two_relation_batch", "TwoRelationModel",
+                                "train_two_relations", "test_ids", "accuracy", "share_on", "n_params")
+
+
+@functools.cache
+def accuracy(num_heads: int, steps: int, seed: int, relations=("first", "previous")):
+    """(both right, first right, previous right) on the notebook's 1,000 test sequences."""
+    ns = nb()
+    return ns["accuracy"](ns["train_two_relations"](num_heads, steps=steps, seed=seed, relations=relations))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_two_heads_learn_both_relations_in_150_steps_one_head_each(seed):
+    ns = nb()
+    model = ns["train_two_relations"](2, steps=150, seed=seed)
+    both, first, previous = ns["accuracy"](model)
+    assert both >= 0.99, f"seed {seed}: two heads name both tokens at {both:.4f} of positions"
+    model(ns["test_ids"])
+    weights = model.attn.attn_weights  # (1000, 2, L, L)
+    first_share, prev_share = ns["share_on"](weights, "first"), ns["share_on"](weights, "previous")
+    first_head = int(first_share.argmax())
+    assert first_share[first_head] > 0.9 and prev_share[1 - first_head] > 0.9, (
+        f"seed {seed}: the heads do not split the relations: first {first_share.tolist()}, previous "
+        f"{prev_share.tolist()}")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_one_head_of_the_same_size_is_far_behind_after_150_steps(seed):
+    ns = nb()
+    assert ns["n_params"](ns["TwoRelationModel"](1)) == ns["n_params"](ns["TwoRelationModel"](2))
+    both, first, previous = accuracy(1, 150, seed)
+    assert both <= 0.85, f"seed {seed}: one head already names both tokens at {both:.4f}"
+    assert min(first, previous) < 0.9, f"seed {seed}: one head at {first:.4f} / {previous:.4f}"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_one_head_is_slower_not_unable_and_still_behind_after_1500_steps(seed):
+    both_150 = accuracy(1, 150, seed)[0]
+    both_1500 = accuracy(1, 1500, seed)[0]
+    assert both_1500 > both_150 + 0.1, f"seed {seed}: 1,500 steps {both_1500:.4f}, 150 steps {both_150:.4f}"
+    assert both_1500 < 0.95, f"seed {seed}: one head reaches {both_1500:.4f} after 1,500 steps"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_control_one_head_learns_either_relation_alone_in_150_steps(seed):
+    only_first = accuracy(1, 150, seed, relations=("first",))[1]
+    only_previous = accuracy(1, 150, seed, relations=("previous",))[2]
+    assert min(only_first, only_previous) >= 0.99, (
+        f"seed {seed}: one head trained on one relation: first {only_first:.4f}, previous {only_previous:.4f}")
+
+
+@pytest.mark.parametrize("seed", [*SEEDS, 6])
+def test_the_single_head_splits_its_weight_or_gives_up_a_relation(seed):
+    """The explanation: one weighted average must serve both relations, so after 150 steps the
+    single head either shares its weight between the first and the previous token, or it serves
+    one of them and fails the other (seed 6 of the exploration did that)."""
+    ns = nb()
+    model = ns["train_two_relations"](1, steps=150, seed=seed)
+    _, first, previous = ns["accuracy"](model)
+    model(ns["test_ids"])
+    split = [ns["share_on"](model.attn.attn_weights, r)[0].item() for r in ("first", "previous")]
+    assert min(split) > 0.25 or min(first, previous) < 0.5, (
+        f"seed {seed}: weights {split}, accuracies {first:.4f} / {previous:.4f}")
+
+
+def test_some_runs_lock_the_single_head_onto_one_relation():
+    """The notebook's "not every run gets even that far": with seed 6 the single head settles on
+    the first token and still has not learned the previous one after 1,500 steps."""
+    _, first, previous = accuracy(1, 1500, 6)
+    assert first >= 0.99 and previous < 0.5, f"seed 6: first {first:.4f}, previous {previous:.4f}"

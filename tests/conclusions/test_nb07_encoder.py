@@ -1,0 +1,157 @@
+"""Notebook 07's conclusions, re-checked where they could break.
+
+Section 7 (gradients at initialisation, ``helpers.layers.layer_grad_norms``, the notebook's own
+measurement) claims three findings "in every seed, width and depth we tried": post-LN's top layer
+gets more gradient than pre-LN's; pre-LN's top layer gets less than its bottom layer; pre-LN's
+top-layer gradient shrinks with depth (strictly from 2 to 4 to 8 layers for three-seed averages; for
+single seeds 8 and 16 layers always below 2). It also says the *shape* of the post-LN curve is not
+stable (exercise 4): that caution is checked too. Section 3 (residual connections) and exercises 3
+and 4 have their own tests below.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from helpers import FeedForward, PositionalEncoding, seed_everything
+from helpers.exercises.nb07 import input_grad_norm
+from helpers.layers import layer_grad_norms
+
+DEPTHS = range(2, 17)
+WIDTHS = (32, 64)
+SEEDS = range(10)
+TRIPLES = ((0, 1, 2), (3, 4, 5), (6, 7, 8))
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@functools.cache
+def norms(depth: int, norm_first: bool, width: int, seed: int) -> tuple[float, ...]:
+    return tuple(layer_grad_norms(depth, norm_first, d_model=width, d_ff=4 * width, seeds=(seed,)))
+
+
+def averaged(depth: int, norm_first: bool, width: int, seeds) -> list[float]:
+    per_seed = [norms(depth, norm_first, width, s) for s in seeds]
+    return [sum(v) / len(seeds) for v in zip(*per_seed, strict=True)]
+
+
+def settings():
+    """Every (depth, width, seeds) the findings are claimed for: single seeds and three-seed averages."""
+    for width in WIDTHS:
+        for depth in DEPTHS:
+            for seeds in [(s,) for s in SEEDS] + list(TRIPLES):
+                yield depth, width, seeds
+
+
+def test_the_mean_of_single_seeds_is_the_notebooks_three_seed_measurement():
+    want = layer_grad_norms(4, False, seeds=(0, 1, 2))
+    assert averaged(4, False, 32, (0, 1, 2)) == pytest.approx(want, rel=1e-6)
+
+
+def test_post_ln_top_layer_gets_more_gradient_than_pre_ln_top_layer_everywhere():
+    """Seeds 0-9 one by one and 0-8 in three triples, d_model 32 and 64, 2 to 16 layers (390 settings)."""
+    failures = [(d, w, s) for d, w, s in settings()
+                if not averaged(d, False, w, s)[-1] > averaged(d, True, w, s)[-1]]
+    assert failures == []
+
+
+def test_pre_ln_top_layer_gets_less_than_its_bottom_layer_everywhere():
+    failures = [(d, w, s) for d, w, s in settings()
+                if not averaged(d, True, w, s)[-1] < averaged(d, True, w, s)[0]]
+    assert failures == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("seeds", TRIPLES)
+def test_pre_ln_top_layer_gradient_shrinks_from_2_to_4_to_8_layers_for_three_seed_averages(width, seeds):
+    top = [averaged(n, True, width, seeds)[-1] for n in (2, 4, 8)]
+    assert top[0] > top[1] > top[2], top
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pre_ln_top_layer_gradient_of_8_and_16_layers_is_below_2_layers_for_every_single_seed(width):
+    for seed in SEEDS:
+        top = {n: norms(n, True, width, seed)[-1] for n in (2, 8, 16)}
+        assert top[8] < top[2] and top[16] < top[2], (seed, top)
+
+
+def test_the_shape_of_the_post_ln_curve_is_not_stable():
+    """Why the notebook claims nothing about it: top > bottom at d_model 32 (seeds 0-2, the plot),
+    top < bottom at d_model 64 (seeds 0-2, exercise 4), top > bottom again at d_model 64 seeds 3-5."""
+    assert averaged(8, False, 32, (0, 1, 2))[-1] > averaged(8, False, 32, (0, 1, 2))[0]
+    assert averaged(8, False, 64, (0, 1, 2))[-1] < averaged(8, False, 64, (0, 1, 2))[0]
+    assert averaged(8, False, 64, (3, 4, 5))[-1] > averaged(8, False, 64, (3, 4, 5))[0]
+
+
+def test_exercise_4_answers_a_and_c_hold_for_both_seed_triples_b_flips():
+    for seeds, b in (((0, 1, 2), False), ((3, 4, 5), True)):
+        post, pre = averaged(8, False, 64, seeds), averaged(8, True, 64, seeds)
+        assert post[-1] > pre[-1] and pre[-1] < pre[0]
+        assert (post[-1] > post[0]) is b
+
+
+# --- section 3: residual connections -----------------------------------------------------------
+
+def residual_and_plain(seed: int, depth: int) -> tuple[list[float], list[float], float]:
+    """The notebook's set-up: its running example as input, ``depth`` FeedForward(16, 32)
+    sublayers (PyTorch's default initialisation), one upstream gradient g."""
+    seed_everything(seed)
+    embed, pos = nn.Embedding(8, 16), PositionalEncoding(16, max_len=32)
+    src = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 0]])
+    x = pos(embed(src) * math.sqrt(16)).detach()  # (B, L, d_model)
+    branches = [FeedForward(16, 32) for _ in range(depth)]
+    g = torch.randn_like(x)
+
+    def grad_norms(residual):
+        h = [x.clone().requires_grad_()]
+        for f in branches:
+            h.append(h[-1] + f(h[-1]) if residual else f(h[-1]))
+        grads = torch.autograd.grad(h[-1], h[:-1], grad_outputs=g)
+        return [gr.norm().item() for gr in grads] + [g.norm().item()]
+
+    return grad_norms(False), grad_norms(True), g.norm().item()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_twelve_plain_sublayers_vanish_each_shrinks_and_the_residual_stack_keeps_the_order_of_g(seed):
+    plain, res, g = residual_and_plain(seed, 12)
+    assert plain[0] < 1e-4 * g
+    assert all(plain[i] < plain[i + 1] for i in range(12))  # every sublayer shrinks it
+    assert 0.5 < res[0] / g < 2
+
+
+def test_the_order_of_g_is_scoped_to_twelve_sublayers_deeper_stacks_pass_2g():
+    """The notebook says deeper stacks of these sublayers let it grow past 2g (24: seeds 0-9)."""
+    ratios = [residual_and_plain(seed, 24)[1][0] / residual_and_plain(seed, 24)[2] for seed in range(10)]
+    assert max(ratios) > 2 and min(ratios) > 1
+
+
+# --- exercise 3: the gradient that reaches the input -------------------------------------------
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("seeds", TRIPLES)
+def test_pre_ln_passes_the_larger_input_gradient_at_8_12_16_layers(width, seeds):
+    """The checker's answer ("pre-LN", 12 layers) and the solution's statements: post-LN's input
+    gradient shrinks from 2 to 12 layers, pre-LN keeps more of it."""
+    g = {(n, nf): input_grad_norm(n, nf, seeds=seeds, d_model=width) for n in (2, 8, 12, 16)
+         for nf in (False, True)}
+    assert all(g[n, True] > g[n, False] for n in (8, 12, 16)), g
+    assert g[12, False] < g[2, False]
+    assert g[12, True] / g[2, True] > g[12, False] / g[2, False]
+
+
+def test_pre_ln_passes_more_at_12_layers_for_single_seeds_too():
+    for width in WIDTHS:
+        for seed in range(6):
+            assert input_grad_norm(12, True, (seed,), width) > input_grad_norm(12, False, (seed,), width)

@@ -1,0 +1,66 @@
+"""Notebook 09's conclusions, re-checked where they could break.
+
+Section 7: averaged over all labels, the untrained model's loss is at least ln|V| (Jensen: always);
+on the particular labels of a batch it can land below ln|V| ("it did for a few of the seeds we
+tried"); the logits' spread is of the order of sqrt(2 d_model / (d_model + |V|)) (within a factor
+of 3). Section 8: another seed gives other untrained nonsense from greedy decoding: a model that
+stops at once, or one that wanders among several words. Models: ``helpers.Transformer`` (the
+notebook's architecture, Xavier-uniform matrices), the running example, seeds 0-59.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from helpers import Transformer, greedy_decode, padding_mask, seed_everything, target_mask
+
+SRC = torch.tensor([[3, 4, 5, 6, 2], [3, 7, 6, 2, 0]])
+TGT = torch.tensor([[1, 3, 4, 5, 6, 2], [1, 3, 7, 6, 2, 0]])
+DEC_IN, LABELS = TGT[:, :-1], TGT[:, 1:]
+LN_V = math.log(8)
+
+
+def model_for(seed):
+    seed_everything(seed)
+    model = Transformer(8, 8, d_model=16, num_heads=4, num_layers=2, d_ff=32, dropout=0.0)
+    for p in model.parameters():
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p)
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def runs():
+    out = []
+    for seed in range(60):
+        model = model_for(seed)
+        with torch.no_grad():
+            logits = model(SRC, DEC_IN, padding_mask(SRC, 0), target_mask(DEC_IN, 0))
+        z = logits[LABELS != 0]
+        out.append({"loss": F.cross_entropy(logits.flatten(0, 1), LABELS.flatten(), ignore_index=0).item(),
+                    "average": (z.logsumexp(-1) - z.mean(-1)).mean().item(),
+                    "ratio": z.std().item() / math.sqrt(16 * 2 / (16 + 8)),
+                    "greedy": greedy_decode(model, SRC, 8, 1, 2, padding_mask(SRC, 0))})
+    return out
+
+
+def test_averaged_over_all_labels_the_loss_is_never_below_ln_v(runs):
+    assert all(r["average"] >= LN_V for r in runs)
+
+
+def test_on_particular_labels_the_loss_can_fall_below_ln_v(runs):
+    below = sum(r["loss"] < LN_V for r in runs)
+    assert 0 < below < len(runs) / 4, below  # "a few of the seeds"
+
+
+def test_the_logits_spread_is_of_the_predicted_order(runs):
+    assert all(1 / 3 < r["ratio"] < 3 for r in runs), [round(r["ratio"], 3) for r in runs]
+
+
+def test_untrained_greedy_output_is_arbitrary_some_stop_at_once_some_wander(runs):
+    outs = [r["greedy"] for r in runs[:10]]
+    assert any(o.shape[1] == 2 for o in outs)  # <bos> then <eos> at once, for every sentence
+    assert any(len(set(o[0, 1:].tolist())) >= 3 for o in outs)  # several different words

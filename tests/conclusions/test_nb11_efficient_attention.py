@@ -1,0 +1,44 @@
+"""Notebook 11's conclusions, re-checked where they could break.
+
+Section 2: one cached step of an attention layer costs the projections (∝ d_model², fixed) plus the
+attention over the cache (∝ t · d_model), so attention overtakes the projections once t + 1 >
+2 d_model; the notebook shows d_model = 16, and states the rule for wider models (512, 4096). Here the
+exact FLOP count is checked at other widths, head counts and batch sizes, and the ≥ 20x saving of the
+KV cache at 128 new tokens for other batch sizes.
+"""
+
+import pytest
+import torch
+
+from helpers import KVCache, MultiHeadAttention, Transformer, causal_mask, greedy_decode
+from helpers.efficient import count_flops
+
+
+def step_flops(mha, h, t):
+    cache, x_t = KVCache(), h[:, t : t + 1]
+    with torch.no_grad():
+        mha(h[:, :t], h[:, :t], h[:, :t], causal_mask(t), cache=cache)
+        return count_flops(mha, x_t, x_t, x_t, cache=cache)
+
+
+@pytest.mark.parametrize(("d", "heads", "batch"), [(16, 4, 2), (64, 4, 1), (128, 8, 3), (256, 8, 2)])
+def test_a_cached_step_is_projections_plus_attention_over_the_cache(d, heads, batch):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(d, heads).eval()
+    h = torch.randn(batch, 4 * d + 2, d)
+    projections = batch * 4 * 2 * d * d
+    for t in (d // 2, 2 * d - 1, 2 * d, 4 * d):
+        attention = batch * 2 * 2 * d * (t + 1)
+        assert step_flops(mha, h, t) == projections + attention
+        assert (attention > projections) == (t + 1 > 2 * d)
+
+
+@pytest.mark.parametrize("batch", [1, 4, 8])
+def test_the_cache_saves_at_least_20x_arithmetic_over_128_tokens(batch):
+    torch.manual_seed(0)
+    model = Transformer(32, 32, d_model=128, num_heads=4, num_layers=2, d_ff=512, dropout=0.0).eval()
+    src = torch.randint(1, 32, (batch, 16))
+    kw = dict(max_len=129, bos_id=1, eos_id=-1)
+    plain = count_flops(greedy_decode, model, src, **kw)
+    cached = count_flops(greedy_decode, model, src, use_cache=True, **kw)
+    assert plain > 20 * cached

@@ -1,0 +1,168 @@
+"""Each checker of notebooks 03-05: says "not attempted" for the stub, rejects plausible wrong
+answers with a helpful message, accepts a right one."""
+
+import pytest
+import torch
+
+from helpers.exercises import nb03, nb04, nb05
+
+
+def stub(*args):
+    raise NotImplementedError
+
+
+def accepts(check, fn, capsys):
+    assert check(fn)
+    assert "correct!" in capsys.readouterr().out
+
+
+def rejects(check, fn, match):
+    with pytest.raises(AssertionError, match=match):
+        check(fn)
+
+
+@pytest.mark.parametrize("check", [nb04.check_sliding_window_mask,
+                                   nb05.check_split_heads,
+                                   nb05.check_mha_param_count])
+def test_stub_is_not_attempted(check, capsys):
+    assert not check(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+
+
+# --- notebook 03: predict where "mouse" looks, then make it look at "cat" ------------------------
+def test_nb03_mouse_looks_at(capsys):
+    assert not nb03.check_mouse_looks_at(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    accepts(nb03.check_mouse_looks_at, {"the", "a"}, capsys)
+    accepts(nb03.check_mouse_looks_at, ["a", "the"], capsys)
+    # the guesses a learner makes: itself, the other animal, one of the tied articles
+    rejects(nb03.check_mouse_looks_at, "mouse", r"you name \['mouse'\]; the largest weight goes to \['a', 'the'\]\. "
+            r"'mouse' has size -0\.8, so its query is -2\.4 .* SMALLEST 'big animal' value")
+    rejects(nb03.check_mouse_looks_at, {"cat"}, r"Weights: the 0\.2619, big 0\.0480, cat 0\.0205")
+    rejects(nb03.check_mouse_looks_at, "the", r"you name \['the'\], but \['a'\] get exactly the same weight")
+    rejects(nb03.check_mouse_looks_at, ["mouse", "the", "a"], r"the largest weight goes to \['a', 'the'\]")
+    rejects(nb03.check_mouse_looks_at, {"dog"}, r"\['dog'\] are not words of the sentence")
+    rejects(nb03.check_mouse_looks_at, 5, "expected a word of the sentence, or a set of words")
+
+
+def test_nb03_mouse_query_weights(capsys):
+    hand = torch.tensor(nb03.HAND_W_Q)
+    assert not nb03.check_mouse_query_weights(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    animal = hand.clone()
+    animal[1] = torch.tensor([8.0, 0.0])  # "mouse" is an animal: push its query along column 0
+    accepts(nb03.check_mouse_query_weights, animal, capsys)
+    accepts(nb03.check_mouse_query_weights, animal.tolist(), capsys)
+    # unchanged: "mouse" looks at the articles; too weak a change: still below 0.5
+    rejects(nb03.check_mouse_query_weights, hand, r"expected 'mouse' to give 'cat' at least 0\.5, got 0\.0205 "
+            r"\(it looks most at 'the', 0\.2619\)\. Its query is \(-2\.40, 0\.00\)")
+    weak = hand.clone()
+    weak[1] = torch.tensor([3.0, 0.0])
+    rejects(nb03.check_mouse_query_weights, weak, r"got 0\.2503 .* Its query is \(0\.60, 0\.00\)")
+    # flipping the size row helps "mouse" but turns "big" away from "cat"
+    flipped = hand.clone()
+    flipped[3] = torch.tensor([-3.0, 0.0])
+    rejects(nb03.check_mouse_query_weights, flipped, r"'big' looks most at 'mouse' instead of 'cat' .*"
+            r"change the row that 'mouse' has and 'big' lacks")
+    # the action row pointed at column 0 turns "chased" away from "mouse"
+    chased = animal.clone()
+    chased[2] = torch.tensor([3.0, 0.0])
+    rejects(nb03.check_mouse_query_weights, chased, r"'chased' looks most at 'cat' instead of 'mouse'")
+    rejects(nb03.check_mouse_query_weights, hand.T, r"expected W_q of shape \(d_model, d_k\) = \(4, 2\)")
+    rejects(nb03.check_mouse_query_weights, hand * float("nan"), "expected finite numbers")
+
+
+def test_nb04_sliding_window(capsys):
+    def right(n, w):
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        return (j <= i) & (i - j < w)
+
+    accepts(nb04.check_sliding_window_mask, right, capsys)
+    rejects(nb04.check_sliding_window_mask, lambda n, w: ~right(n, w), "inverted")
+    rejects(nb04.check_sliding_window_mask, lambda n, w: torch.ones(n, n, dtype=torch.bool).tril(),
+            "just the causal mask")
+    rejects(nb04.check_sliding_window_mask, lambda n, w: right(n, w + 1), "off by one")
+    rejects(nb04.check_sliding_window_mask, lambda n, w: right(n, w).int(), "torch.bool")
+
+
+def test_nb04_changed_outputs(capsys):
+    right = {"a": [4], "b": [2, 3, 4, 5], "c": []}
+    assert not nb04.check_changed_outputs(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    accepts(nb04.check_changed_outputs, right, capsys)
+    accepts(nb04.check_changed_outputs, {"a": (4,), "b": [5, 4, 3, 2], "c": ()}, capsys)
+    # padding hides keys, not queries: the padding token's own output changes
+    rejects(nb04.check_changed_outputs, {**right, "a": []}, r"case 'a' .* you listed \[\], but a padding mask "
+            r"hides padding KEYS; the padding token's own query still attends")
+    rejects(nb04.check_changed_outputs, {**right, "a": [4, 5]}, "no query may attend to a padding key")
+    rejects(nb04.check_changed_outputs, {**right, "b": [3, 4, 5]}, "query 2 attends to itself")
+    rejects(nb04.check_changed_outputs, {**right, "b": [1, 2, 3, 4, 5]}, r"positions before 2 cannot see it")
+    rejects(nb04.check_changed_outputs, {**right, "b": [2]}, "every later position may attend to key 2")
+    # an empty row gives zeros whatever its query
+    rejects(nb04.check_changed_outputs, {**right, "c": [0]}, "query 0 has no key left")
+    rejects(nb04.check_changed_outputs, {"a": [4]}, r"expected a dict with the keys \['a', 'b', 'c'\]")
+    rejects(nb04.check_changed_outputs, {**right, "c": "none"}, r"case 'c': expected a list of positions")
+
+
+def test_nb05_split_heads(capsys):
+    def right(x, h):
+        b, n, d = x.shape
+        return x.view(b, n, h, d // h).transpose(1, 2)
+
+    accepts(nb05.check_split_heads, right, capsys)
+    rejects(nb05.check_split_heads, lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "plain reshape")
+    rejects(nb05.check_split_heads, lambda x, h: right(x, h).transpose(2, 3), "expected")
+
+
+def test_nb05_param_count(capsys):
+    accepts(nb05.check_mha_param_count, lambda d, h, b: 4 * d * d + (4 * d if b else 0), capsys)
+    rejects(nb05.check_mha_param_count, lambda d, h, b: 3 * d * d + (3 * d if b else 0), "W_o")
+    rejects(nb05.check_mha_param_count, lambda d, h, b: 4 * d * d, "biases")
+    rejects(nb05.check_mha_param_count, lambda d, h, b: h * (4 * d * d + (4 * d if b else 0)), "number of heads")
+
+
+def test_nb04_sliding_window_message_names_rows_not_the_answer():
+    def window_from_the_future(n, w):
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        return (j >= i) & (j - i < w)
+
+    with pytest.raises(AssertionError, match=r"query 1: expected 2 allowed keys, got 2") as info:
+        nb04.check_sliding_window_mask(window_from_the_future)
+    assert "expected\n" not in str(info.value)
+
+
+def test_nb04_allowed_keys(capsys):
+    assert not nb04.check_allowed_keys(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    accepts(nb04.check_allowed_keys, {1: [], 3: [2, 3], 5: [3, 4, 5]}, capsys)
+    rejects(nb04.check_allowed_keys, {1: [0, 1], 3: [1, 2, 3], 5: [3, 4, 5]}, "padding key")
+    rejects(nb04.check_allowed_keys, {1: [], 3: [2, 3], 5: [2, 3, 4, 5]}, "further back than the window")
+    rejects(nb04.check_allowed_keys, {1: [], 3: [2, 3, 4], 5: [3, 4, 5]}, "future key")
+    rejects(nb04.check_allowed_keys, {1: [], 3: [3], 5: [3, 4, 5]}, r"leaves out 1 allowed")
+    rejects(nb04.check_allowed_keys, [[], [2, 3], [3, 4, 5]], r"expected a dict with the queries \[1, 3, 5\]")
+
+
+def test_nb05_messages_say_what_was_got():
+    with pytest.raises(AssertionError, match=r"got 3 \* 2\*\*2|d_model=8, num_heads=2, bias=True: got 264"):
+        nb05.check_mha_param_count(lambda d, h, b: 4 * d * d + 4 * d - 24)
+    with pytest.raises(AssertionError, match=r"head 0 of token 0 \(batch 0\) holds"):
+        nb05.check_split_heads(lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2).flip(-1))
+
+
+def test_nb05_shapes(capsys):
+    # B = 2, L = 10, d_model = 48, h = 4: d_k = 12, so every size differs from every other
+    assert nb05.SHAPE_SIZES == (2, 10, 48, 4)
+    right = {"q": (2, 10, 48), "q_split": (2, 10, 4, 12), "q_heads": (2, 4, 10, 12), "scores": (2, 4, 10, 10),
+             "merged": (2, 10, 48)}
+    assert not nb05.check_shapes(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    accepts(nb05.check_shapes, right, capsys)
+    rejects(nb05.check_shapes, {**right, "scores": (2, 10, 10)}, "head axis stays")
+    rejects(nb05.check_shapes, {**right, "q_heads": (2, 4, 10, 48)}, r"d_k = d_model / h = 12 features")
+    rejects(nb05.check_shapes, {**right, "scores": (2, 4, 10, 12)}, "summed away")
+    # the two orders that d_model = 64, h = 8 (d_k = h) could not tell apart
+    rejects(nb05.check_shapes, {**right, "q_split": (2, 10, 12, 4)}, r"cut into h pieces of d_k: \(B, L, h, d_k\)")
+    rejects(nb05.check_shapes, {**right, "q_heads": (2, 10, 4, 12)}, "still the shape after view; transpose")
+    rejects(nb05.check_shapes, {**right, "merged": (2, 48, 10)}, "wrong order")
+    rejects(nb05.check_shapes, {**right, "q": "B, L, d"}, r"q: expected a tuple of sizes")
+    rejects(nb05.check_shapes, [(2, 10, 48)], "expected a dict with the keys")
