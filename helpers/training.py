@@ -251,7 +251,7 @@ def train_seq2seq(
     ``length_buckets=k`` > 1 draws k batches' worth of pairs at a time, sorts them by source length
     and cuts them into batches (in shuffled order): less padding, so each step costs less.
     ``augment(src, generator)``, if given, changes each batch's source ids (B, Ls) before the
-    step (e.g. ``helpers.translator.drop_separators``), drawing its randomness from the run's
+    step (e.g. a random augmentation), drawing its randomness from the run's
     seeded generator.
     """
     _check_steps(steps=steps, batch_size=batch_size, log_every=log_every,

@@ -2,7 +2,13 @@
 dates. The recipe (``TRANSLATOR_RECIPE``), its data and tokenizer, the model, its training with an
 on-disk cache (``train_translator``), and what the notebook and its widget do with a trained model:
 translate text, measure exact-match accuracy, read all three kinds of attention, and word a result
-for a person (``translation_message``).
+for a person (``translation_message``, ``reading_note``).
+
+The translator never invents a date. Text is read by the model only if the rules of
+``helpers.data.check_date_text`` find one complete, possible date in it under the reading order
+given (``"dmy"``, day first, or ``"mdy"``, month first); anything else is refused with a message
+that says what is wrong (``translate`` raises ValueError, the widget shows the message). The model
+reads the text after the order token (``<dmy>`` / ``<mdy>``) that states that order.
 
 Everything is step-based and seeded: the same seed and number of steps give the same model on the
 same machine, however fast or slow that machine is.
@@ -10,17 +16,26 @@ same machine, however fast or slow that machine is.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
+import datetime as dt
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 
 from .attention import padding_mask, target_mask
-from .cache import cache_folder, cache_lock
-from .data.dates import DATA_VERSION, date_splits, date_tokenizer, iso_or_none, normalize_date_text
+from .cache import load_or_train
+from .data.dates import (
+    DATA_VERSION,
+    MONTHS,
+    DateReading,
+    check_date_text,
+    date_splits,
+    date_tokenizer,
+    iso_or_none,
+    normalize_date_text,
+    order_marker,
+    reading_of,
+    split_order,
+)
 from .decoding import greedy_decode
 from .env import get_device, seed_everything
 from .training import _pad, train_seq2seq
@@ -30,9 +45,11 @@ __all__ = [
     "TRANSLATOR_RECIPE",
     "attention_maps",
     "cross_attention",
-    "drop_separators",
     "exact_match_accuracy",
     "make_translator",
+    "model_input",
+    "reading_note",
+    "rules_reading",
     "train_translator",
     "translate",
     "translation_message",
@@ -40,52 +57,79 @@ __all__ = [
 ]
 
 
-def drop_separators(tokenizer, p: float, separators: Sequence[str] = (" ", "-", "/", ".")):
-    """An ``augment`` for ``train_seq2seq``: each separator token that stands between two number
-    tokens (the ``-`` of ``12-03``, the pieces ``12``, ``-``, ``03``) is removed from the source
-    with probability ``p``, independently, and the row closes up. What it leaves (the pieces
-    ``12``, ``03``, ``-``, ``2021``) is no text at all: two numbers with nothing between them.
-    It teaches that the order of the numbers, not the separators, says which is which, without
-    ever writing a separator where the data does not use one.
-
-    Needs a tokenizer of pieces (``DateTokenizer``): numbers are tokens made of digits."""
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
-    is_sep = torch.tensor([t in separators for t in tokenizer.itos])  # (V,)
-    is_num = torch.tensor([t.isdigit() for t in tokenizer.itos])  # (V,)
-
-    def augment(src: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        sep, num = is_sep[src], is_num[src]  # (B, Ls) each
-        between = torch.zeros_like(sep)
-        between[:, 1:-1] = sep[:, 1:-1] & num[:, :-2] & num[:, 2:]
-        keep = ~(between & (torch.rand(src.shape, generator=generator) < p))  # (B, Ls)
-        out = torch.full_like(src, tokenizer.pad_id)
-        rows = torch.arange(src.shape[0])[:, None].expand_as(src)  # (B, Ls)
-        out[rows[keep], (keep.cumsum(1) - 1)[keep]] = src[keep]  # kept tokens, closed up
-        return out
-
-    return augment
-
-
-def _check_batch_size(batch_size) -> None:
+def _check_batch_size(where: str, batch_size) -> None:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        raise ValueError(f"{where}: batch_size must be an int >= 1, got {batch_size!r}")
+
+
+def _check_tokenizer(where: str, model, tokenizer) -> None:
+    """The tokenizer must be one (a CharTokenizer or DateTokenizer) of the size the model was
+    built for: another vocabulary would map the ids to other pieces without any error."""
+    if not all(hasattr(tokenizer, a) for a in ("encode", "decode", "itos", "pad_id")):
+        raise TypeError(f"{where}: tokenizer must be a tokenizer (e.g. helpers.data.date_tokenizer()), "
+                        f"got {type(tokenizer).__name__}")
+    sizes = {name: getattr(getattr(model, name, None), "num_embeddings", None)
+             for name in ("src_embed", "tgt_embed")}
+    for name, size in sizes.items():
+        if size is not None and size != len(tokenizer):
+            raise ValueError(
+                f"{where}: the tokenizer has {len(tokenizer)} tokens but the model's {name} was built "
+                f"for {size}: use the tokenizer the model was trained with (its ids would otherwise "
+                f"mean other pieces)")
+
+
+def model_input(text: str, order: str = "dmy") -> str:
+    """What the model reads: the order token, then the normalised text ('<dmy>12 mar 2021').
+    A text that already starts with an order token keeps its own."""
+    found, body = split_order(normalize_date_text(text), default=order_marker(order)[1:-1])
+    return order_marker(found) + body
+
+
+def _checked_inputs(where: str, model, sources, tokenizer, order: str) -> list[str]:
+    """The model inputs for ``sources``, after refusing (ValueError) any that ``check_date_text``
+    refuses, naming each with its index and the reason."""
+    if isinstance(sources, str) or not isinstance(sources, Sequence):
+        raise TypeError(f"{where}: sources must be a list of strings; for one text use "
+                        f"{where}(model, [text], tok), got {type(sources).__name__}")
+    _check_tokenizer(where, model, tokenizer)
+    order_marker(order)  # "order must be 'dmy' (day first) or 'mdy' (month first)"
+    max_len = getattr(getattr(model, "pos", None), "max_len", None)
+    inputs, problems = [], []
+    for i, source in enumerate(sources):
+        if not isinstance(source, str):
+            raise TypeError(f"{where}: sources[{i}] must be a str, got {type(source).__name__}")
+        found, text = split_order(normalize_date_text(source), default=order)
+        message = check_date_text(text, tokenizer, max_len, found)
+        if message is None:
+            unknown = tokenizer.unknown(order_marker(found))
+            if unknown:
+                message = f"the tokenizer has no id for the order token {order_marker(found)!r}"
+        if message is not None:
+            problems.append(f"sources[{i}] {text!r}: {message}")
+        inputs.append(order_marker(found) + text)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise ValueError(f"{where} refuses {len(problems)} of {len(sources)} sources, it does not "
+                         f"guess: " + "; ".join(problems[:3]) + more)
+    return inputs
 
 
 def translate(model, sources: Sequence[str], tokenizer, max_len: int = 12,
-              batch_size: int = 500) -> list[str]:
-    """Greedy translations of source strings (batched), as text.
+              batch_size: int = 500, *, order: str = "dmy") -> list[str]:
+    """Greedy translations of date texts (batched), as text.
 
-    Each source is first cleaned by ``normalize_date_text`` (lower case, single spaces), as in
-    training. The outputs are what the model wrote: check them with ``iso_or_none``."""
-    if isinstance(sources, str):
-        raise TypeError("sources must be a list of strings; for one text use translate(model, [text], tok)")
-    _check_batch_size(batch_size)
-    sources = [normalize_date_text(s) for s in sources]
+    Each source is read with the reading ``order`` ("dmy": day first, or "mdy": month first),
+    unless it starts with its own order token (``'<mdy>03/12/2021'``, as the data's sources do).
+    A source that ``check_date_text`` refuses (no day, month or year, an impossible date, a word
+    the translator does not read, ...) is not given to the model: ``translate`` raises ValueError
+    naming it and why. So does a tokenizer whose size is not the model's. The outputs are what the
+    model wrote: check them with ``iso_or_none``."""
+    _check_batch_size("translate", batch_size)
+    inputs = _checked_inputs("translate", model, sources, tokenizer, order)
     device = next(model.parameters()).device
     out = []
-    for i in range(0, len(sources), batch_size):
-        chunk = sources[i : i + batch_size]
+    for i in range(0, len(inputs), batch_size):
+        chunk = inputs[i : i + batch_size]
         src = _pad([tokenizer.encode(s) for s in chunk], tokenizer.pad_id).to(device)  # (B, Ls)
         ys = greedy_decode(model, src, max_len, tokenizer.bos_id, tokenizer.eos_id,
                            src_mask=padding_mask(src, tokenizer.pad_id))  # (B, <= max_len)
@@ -94,32 +138,37 @@ def translate(model, sources: Sequence[str], tokenizer, max_len: int = 12,
 
 
 def exact_match_accuracy(model, pairs: Sequence[tuple[str, str]], tokenizer, max_len: int = 12,
-                         batch_size: int = 500) -> tuple[float, list[str]]:
-    """Fraction of pairs whose greedy translation equals the target exactly, and the translations."""
-    if len(pairs) == 0:
-        raise ValueError("exact_match_accuracy needs at least one pair")
-    _check_batch_size(batch_size)
-    preds = translate(model, [s for s, _ in pairs], tokenizer, max_len, batch_size)
+                         batch_size: int = 500, *, order: str = "dmy") -> tuple[float, list[str]]:
+    """Fraction of pairs whose greedy translation equals the target exactly, and the translations
+    (sources are read as ``translate`` reads them)."""
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or len(pairs) == 0:
+        raise ValueError(f"exact_match_accuracy: pairs must be a non-empty list of (source, target) "
+                         f"pairs, got {pairs!r:.60}")
+    bad = next((p for p in pairs if not (isinstance(p, (tuple, list)) and len(p) == 2)), None)
+    if bad is not None:
+        raise ValueError(f"exact_match_accuracy: each pair must be (source, target), got {bad!r:.60}")
+    _check_batch_size("exact_match_accuracy", batch_size)
+    preds = translate(model, [s for s, _ in pairs], tokenizer, max_len, batch_size, order=order)
     correct = sum(p == t for p, (_, t) in zip(preds, pairs, strict=True))
     return correct / len(pairs), preds
 
 
-def attention_maps(model, tokenizer, source: str, max_len: int = 12):
+def attention_maps(model, tokenizer, source: str, max_len: int = 12, *, order: str = "dmy"):
     """Translate one source greedily and return all three kinds of attention that produced it.
 
     Returns ``(translation, src_labels, out_labels, maps)`` where ``maps`` has keys
     ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source tokens reading each other),
     ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output tokens reading earlier ones,
-    causal) and ``"cross"`` (per decoder layer (num_heads, Lt, Ls)). Row t of a decoder map is the
-    query that produced output token t (``out_labels[t]``, the last one ``<eos>`` when the model
-    stopped); the decoder's keys are ``["<bos>", *out_labels[:-1]]``. ``source`` is normalised
-    with ``normalize_date_text`` first. Raises ValueError for text the tokenizer cannot encode.
-    """
-    if not isinstance(source, str) or not normalize_date_text(source):
-        raise ValueError(f"source must be a non-empty string, got {source!r}")
-    source = normalize_date_text(source)
+    causal) and ``"cross"`` (per decoder layer (num_heads, Lt, Ls)). ``src_labels`` are the pieces
+    the model read, the order token first. Row t of a decoder map is the query that produced
+    output token t (``out_labels[t]``, the last one ``<eos>`` when the model stopped); the
+    decoder's keys are ``["<bos>", *out_labels[:-1]]``. Text that ``translate`` refuses raises
+    ValueError here too."""
+    if not isinstance(source, str):
+        raise TypeError(f"attention_maps: source must be a str, got {type(source).__name__}")
+    (text,) = _checked_inputs("attention_maps", model, [source], tokenizer, order)
     device = next(model.parameters()).device
-    src = torch.tensor([tokenizer.encode(source)], device=device)  # (1, Ls)
+    src = torch.tensor([tokenizer.encode(text)], device=device)  # (1, Ls)
     ys = greedy_decode(model, src, max_len, tokenizer.bos_id, tokenizer.eos_id)  # (1, <= max_len)
     tgt_in = ys[:, :-1]  # (1, Lt): bos + all output tokens but the last
     with torch.no_grad():
@@ -133,31 +182,68 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12):
         "cross": [layer.cross_attn.attn_weights[0].cpu() for layer in model.decoder.layers],
     }
     out_labels = [tokenizer.itos[i] for i in ys[0, 1:].tolist()]
-    src_labels = tokenizer.pieces(source) if hasattr(tokenizer, "pieces") else list(source)
+    src_labels = tokenizer.pieces(text) if hasattr(tokenizer, "pieces") else list(text)
     return tokenizer.decode(ys[0].tolist()), src_labels, out_labels, maps
 
 
-def cross_attention(model, tokenizer, source: str, max_len: int = 12):
+def cross_attention(model, tokenizer, source: str, max_len: int = 12, *, order: str = "dmy"):
     """Translate one source string greedily and return what each decoder layer's cross-attention
     looked at while producing it.
 
     Returns ``(translation, src_labels, out_labels, weights)``: ``weights`` is a list (one per
     decoder layer) of (num_heads, Lt, Ls) tensors, row t being the query that produced output
-    token t (``out_labels[t]``, the last one ``<eos>`` when the model stopped). ``source`` is
-    normalised with ``normalize_date_text`` first (see ``attention_maps`` for all three kinds).
-    Raises ValueError for text the tokenizer cannot encode (or an empty string).
-    """
-    translation, src_labels, out_labels, maps = attention_maps(model, tokenizer, source, max_len)
+    token t (``out_labels[t]``, the last one ``<eos>`` when the model stopped). See
+    ``attention_maps`` (all three kinds, and what is refused)."""
+    translation, src_labels, out_labels, maps = attention_maps(model, tokenizer, source, max_len,
+                                                               order=order)
     return translation, src_labels, out_labels, maps["cross"]
 
 
-def translation_message(source: str, translation: str) -> str:
-    """How to show a model's output: 'source → 2021-03-12', or, when the output is not a real
-    ISO date, a flag instead of an answer."""
+def _spoken(parts: tuple[int, int, int]) -> str:
+    y, m, d = parts
+    return f"{d} {MONTHS[m - 1].capitalize()} {y}"
+
+
+def translation_message(source: str, translation: str, expected: str | None = None) -> str:
+    """How to show a model's output: 'source → 2021-03-12'; or, instead of an answer, a flag when
+    the output is not a real ISO date, or when it differs from ``expected`` (the date the rules
+    read in the source, ISO), so that a wrong date is never presented as the translation."""
+    for name, value in (("source", source), ("translation", translation)):
+        if not isinstance(value, str):
+            raise TypeError(f"translation_message: {name} must be a str, got {type(value).__name__}")
+    if expected is not None and iso_or_none(expected) is None:
+        raise ValueError(f"translation_message: expected must be None or a real ISO date, got "
+                         f"{expected!r}")
     if iso_or_none(translation) is None:
         return (f"{source!r} → no valid date: the model wrote {translation!r}, which is not a real "
                 f"YYYY-MM-DD date")
+    if expected is not None and translation != expected:
+        return (f"{source!r} → no answer: the model wrote {translation}, but the text reads as "
+                f"{expected}: the model is wrong here")
     return f"{source!r} → {translation}"
+
+
+def reading_note(text: str, order: str = "dmy") -> str | None:
+    """Which reading the order chose, when it decided the date: for a date in numbers whose day
+    and month are both 12 or less (and differ), e.g. for '03/04/2021': "read day first (dmy):
+    3 April 2021; month first would give 4 March 2021". None when the text says it itself."""
+    reading = reading_of(text, order)
+    if not isinstance(reading, DateReading) or reading.swapped is None:
+        return None
+    first, other = ("day", "month") if order == "dmy" else ("month", "day")
+    return (f"read {first} first ({order}): {_spoken(reading.parts)}; {other} first would give "
+            f"{_spoken(reading.swapped)}")
+
+
+def rules_reading(text: str, order: str = "dmy") -> str | None:
+    """The ISO date the rules read in ``text`` under ``order`` (None if they read none)."""
+    reading = reading_of(text, order)
+    if not isinstance(reading, DateReading):
+        return None
+    try:
+        return dt.date(*reading.parts).isoformat()
+    except ValueError:
+        return None
 
 
 # --- Notebook 10's recipe, once -----------------------------------------------------------------
@@ -170,8 +256,6 @@ TRANSLATOR_RECIPE = {
     # training
     "steps": 1_200, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 100, "smoothing": 0.1,
     "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
-    # augmentation: a separator between two numbers is dropped from the source this often
-    "drop_separators": 0.2,
     # CPU threads for training (None: the process's). One: for a model this small a second thread
     # only adds synchronisation (no faster on an idle 2-core machine, several times slower on a
     # busy one), and the trained weights are then the same whatever the thread count of the process.
@@ -195,6 +279,10 @@ def translator_data():
 def make_translator(vocab_size: int, seed: int = 0, device=None, **changes) -> Transformer:
     """The recipe's Transformer, freshly initialised from ``seed``; ``changes`` override recipe
     entries (e.g. ``num_heads=1``, ``norm_first=False``)."""
+    unknown = sorted(set(changes) - set(TRANSLATOR_RECIPE))
+    if unknown:
+        raise TypeError(f"make_translator: unknown recipe entries {unknown}; the recipe has "
+                        f"{sorted(TRANSLATOR_RECIPE)}")
     r = {**TRANSLATOR_RECIPE, **changes}
     seed_everything(seed)
     model = Transformer(vocab_size, vocab_size, d_model=r["d_model"], num_heads=r["num_heads"],
@@ -207,72 +295,45 @@ def _training_threads() -> int:
     return TRANSLATOR_RECIPE["cpu_threads"] or torch.get_num_threads()
 
 
-def _cache_key(seed: int, steps: int, device: torch.device) -> str:
-    """Everything that changes the trained weights: seed, steps, recipe, data version, torch
-    version, device and the thread count training uses (threads change the last bits of every
-    step)."""
-    parts = {"seed": seed, "steps": steps, "recipe": TRANSLATOR_RECIPE, "data": DATA_VERSION,
-             "torch": torch.__version__, "device": str(device), "threads": _training_threads()}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
-
-
 def train_translator(seed: int = 0, steps: int | None = None, device=None, cache: bool = True):
     """Notebook 10's recipe: the date data, the tokenizer, the model, ``steps`` (default: the
     recipe's) steps of ``train_seq2seq``, with exact-match accuracy on ``n_val_logged`` validation
     dates at every log step. Returns ``(model, tokenizer, history)``, the model in eval mode.
 
     With ``cache=True`` the trained weights and history are stored in ``cache_folder()`` under a
-    key of everything that affects them, and loaded from there the next time: the same tensors,
-    bit for bit, as training again on this machine. ``history["cached"]`` says which happened.
-    Training uses the recipe's ``cpu_threads`` (one) and then restores the process's thread count.
+    key of everything that affects them (seed, steps, recipe, data version, vocabulary, torch
+    version, device, threads) and loaded from there the next time: the same tensors, bit for bit,
+    as training again on this machine. ``history["cached"]`` says which happened. Training uses
+    the recipe's ``cpu_threads`` (one) and then restores the process's thread count.
     """
     r = TRANSLATOR_RECIPE
     steps = r["steps"] if steps is None else steps
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be an int >= 1 (or None for the recipe's {r['steps']}), "
                          f"got {steps!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"train_translator: seed must be an int, got {type(seed).__name__} {seed!r}")
     device = torch.device(device) if device is not None else get_device()
     tok = date_tokenizer()
-    path = cache_folder() / f"translator-{_cache_key(seed, steps, device)}.pt"
-    if not cache:
-        return _train_translator(seed, steps, device, tok, None)
-    with cache_lock(path):  # a parallel run of the same recipe waits here, then loads
-        return _train_translator(seed, steps, device, tok, path)
-
-
-def _train_translator(seed: int, steps: int, device: torch.device, tok, path: Path | None):
-    """train_translator's work: load ``path`` if it holds this model, else train (and save there)."""
-    r = TRANSLATOR_RECIPE
-    if path is not None and path.exists():
-        stored = torch.load(path, weights_only=True, map_location=device)
-        if stored["itos"] == tok.itos:
-            model = make_translator(len(tok), seed, device)
-            model.load_state_dict(stored["state_dict"])
-            return model.eval(), tok, {**stored["history"], "cached": True}
-    train, val, _ = translator_data()
     model = make_translator(len(tok), seed, device)
-    val_logged = val[: r["n_val_logged"]]
 
-    def on_log(step, history):
-        history.setdefault("val_acc", []).append(exact_match_accuracy(model, val_logged, tok)[0])
+    def fit() -> dict:
+        train, val, _ = translator_data()
+        val_logged = val[: r["n_val_logged"]]
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(_training_threads())
-    try:
+        def on_log(step, history):
+            history.setdefault("val_acc", []).append(exact_match_accuracy(model, val_logged, tok)[0])
+
         history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
                                 peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
                                 smoothing=r["smoothing"], clip_norm=r["clip_norm"], seed=seed,
                                 log_every=min(r["log_every"], steps), callback=on_log,
-                                length_buckets=r["length_buckets"],
-                                augment=drop_separators(tok, r["drop_separators"]))
-    finally:
-        torch.set_num_threads(threads)
-    history["threads"] = _training_threads()
-    history["device"] = str(device)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        torch.save({"state_dict": state, "itos": tok.itos, "history": history}, tmp)
-        os.replace(tmp, path)  # atomic: a parallel run never reads half a file
-    return model.eval(), tok, {**history, "cached": False}
+                                length_buckets=r["length_buckets"])
+        history["threads"] = _training_threads()
+        history["device"] = str(device)
+        return history
+
+    key = {"seed": seed, "steps": steps, "recipe": r, "data": DATA_VERSION, "vocab": tok.itos}
+    model, history = load_or_train("translator", model, fit, key, cache=cache,
+                                   threads=_training_threads())
+    return model, tok, history

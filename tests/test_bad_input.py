@@ -5,6 +5,8 @@ become a ValueError/TypeError that names the function called, the argument, what
 what it expected.
 """
 
+import re
+
 import pytest
 import torch
 from torch import nn
@@ -668,3 +670,52 @@ def test_complete_greedy_without_prompts():
 
 
 # ================================================================== end of the GPT block
+
+
+# ================================================================== the translator (engineer "translator", issue 23 §1, §4)
+# Each item of the issue as found by the probes; each failed before (a made-up date, garbage, a
+# raw traceback) and now gets a message. More in tests/test_data.py and tests/test_training.py.
+@pytest.fixture(scope="module")
+def _untrained_translator():
+    from helpers.data import date_tokenizer
+    from helpers.translator import make_translator
+
+    tok = date_tokenizer()
+    return make_translator(len(tok), device="cpu").eval(), tok
+
+
+@pytest.mark.parametrize("text, message", [
+    ("March 12th", "it has no year"), ("12 Mar", "it has no year"), ("Fri 12 Mar", "it has no year"),
+    ("March 2021", "it has no day"), ("12.03", "it has no year"), ("2021", "no day and no month"),
+    ("Monday", "no day, no month and no year"), ("", "Type a date"),
+    ("12.03.69", "could be 1969 or 2069"), ("09/25/2003", "there is no month 25 (read day first)"),
+])
+def test_translator_refuses_what_it_would_invent(_untrained_translator, text, message):
+    from helpers.translator import translate
+
+    model, tok = _untrained_translator
+    with pytest.raises(ValueError, match=r"translate refuses 1 of 1 sources.*" + re.escape(message)):
+        translate(model, [text], tok)
+
+
+def test_translator_refuses_a_tokenizer_of_another_model_and_no_sources(_untrained_translator):
+    from helpers.data import CharTokenizer
+    from helpers.translator import translate
+
+    model, tok = _untrained_translator
+    with pytest.raises(ValueError, match=r"the tokenizer has 8 tokens but the model's src_embed was built for 249"):
+        translate(model, ["12 mar 2021"], CharTokenizer(["abcde"]))
+    with pytest.raises(TypeError, match="translate: sources must be a list of strings.*got NoneType"):
+        translate(model, None, tok)
+
+
+@pytest.mark.parametrize("ids", [[2.7], [True], "ab", None])
+def test_tokenizers_refuse_ids_that_are_not_ints(ids):
+    from helpers.data import CharTokenizer, date_tokenizer
+
+    for tok in (CharTokenizer(["abc"]), date_tokenizer()):
+        with pytest.raises(TypeError, match="decode: "):
+            tok.decode(ids)
+
+
+# ================================================================== end of the translator block

@@ -92,21 +92,58 @@ def test_greedy_with_padding_and_cache_matches_one_by_one():
     assert batched[1, :n].tolist() == alone[0].tolist()
 
 
-def test_beam_search_output_is_at_least_as_likely_as_greedy():
-    model = tiny(4)
-    src = torch.randint(3, 12, (1, 6), generator=torch.Generator().manual_seed(4))
+class PrefixTable(nn.Module):
+    """A hand-made 'model' whose next-token distribution is looked up by the whole output so far
+    (``table[prefix]``, prefixes without bos; a prefix not in the table is followed by eos)."""
 
-    def logp(seq):
-        seq = seq[:, : (seq[0] == EOS).nonzero()[0, 0] + 1] if (seq[0] == EOS).any() else seq
-        with torch.no_grad():
-            logits = model(src, seq[:, :-1], None, torch.ones(seq.shape[1] - 1, seq.shape[1] - 1,
-                                                               dtype=torch.bool).tril())
-        return torch.log_softmax(logits, -1)[0].gather(-1, seq[0, 1:, None]).sum().item()
+    def __init__(self, table, vocab=8):
+        super().__init__()
+        self.table, self.vocab = table, vocab
+        self.w = nn.Parameter(torch.zeros(1))
 
-    g = greedy_decode(model, src, 8, BOS, EOS)
-    b = beam_search(model, src, 4, 8, BOS, EOS)
-    assert b[0, 0] == BOS
-    assert logp(b) >= logp(g) - 1e-5
+    def encode(self, src, src_mask=None, need_weights=True):
+        return torch.zeros(src.shape[0], src.shape[1], 4)
+
+    def decode(self, tgt, memory, src_mask=None, tgt_mask=None, need_weights=True, cache=None):
+        logits = torch.full((tgt.shape[0], tgt.shape[1], self.vocab), -1e9)  # (B, Lt, V)
+        for b, row in enumerate(tgt.tolist()):
+            for t in range(len(row)):
+                for token, p in self.table.get(tuple(row[1 : t + 1]), {EOS: 1.0}).items():
+                    logits[b, t, token] = float(torch.tensor(p).log())
+        return logits
+
+    def log_p(self, seq):
+        """Total log-probability of a decoded sequence (bos first, up to and with its eos)."""
+        seq = seq[0].tolist()
+        return sum(float(torch.tensor(self.table.get(tuple(seq[1:t]), {EOS: 1.0})[seq[t]]).log())
+                   for t in range(1, len(seq)))
+
+
+# From bos, token 3 (0.40) beats 4 (0.35). After 3 the model is unsure (3: 0.35, 6: 0.33, 7: 0.32)
+# and then sure of eos; after 4 it splits evenly between 6 and 7, each then ending with eos (0.6).
+# Greedy: bos 3 3 eos = 0.40 * 0.35 * 1.0 = 0.14. Beam 2 keeps (3) and (4) after step 1, but at
+# step 2 both children of 4 (0.35 * 0.5 = 0.175) beat every child of 3 (at most 0.14): greedy's
+# prefix falls out of the beam, which ends with bos 4 6 eos or bos 4 7 eos = 0.105 < 0.14.
+BEAM_TRAP = {(): {3: 0.40, 4: 0.35, 5: 0.25},
+             (3,): {3: 0.35, 6: 0.33, 7: 0.32},
+             (4,): {6: 0.5, 7: 0.5},
+             (4, 6): {EOS: 0.6, 3: 0.4}, (4, 7): {EOS: 0.6, 3: 0.4}}
+
+
+def test_beam_search_is_a_heuristic_that_can_lose_to_greedy():
+    """Beam search usually finds a likelier sequence than greedy decoding, but not always: here
+    greedy's prefix falls out of a beam of 2, and the beam's answer is less likely than greedy's.
+    (A beam of 3 happens to find an even likelier one: wider is not monotonically better either.)"""
+    model = PrefixTable(BEAM_TRAP)
+    src = torch.zeros(1, 2, dtype=torch.long)
+    greedy = greedy_decode(model, src, 6, BOS, EOS)
+    beam2 = beam_search(model, src, 2, 6, BOS, EOS)
+    assert greedy.tolist() == [[BOS, 3, 3, EOS]]
+    assert beam2[0, 1].item() == 4 and beam2[0, -1].item() == EOS
+    assert round(model.log_p(greedy), 2) == -1.97 and round(model.log_p(beam2), 2) == -2.25
+    assert model.log_p(beam2) < model.log_p(greedy)
+    beam3 = beam_search(model, src, 3, 6, BOS, EOS)
+    assert model.log_p(beam3) > model.log_p(greedy)  # [bos, 5, eos]: 0.25
 
 
 def test_decoders_reject_bad_input():

@@ -1,6 +1,7 @@
 """Training helpers of notebook 10: batches and masks, loss, schedule, training loop, evaluation,
 the translator widget's pure functions and the plots it adds."""
 
+import re
 from itertools import pairwise
 
 import matplotlib.pyplot as plt
@@ -25,6 +26,10 @@ from helpers.translator import (
     TRANSLATOR_RECIPE,
     attention_maps,
     cross_attention,
+    make_translator,
+    model_input,
+    reading_note,
+    rules_reading,
     train_translator,
     translate,
     translation_message,
@@ -205,14 +210,56 @@ def test_exact_match_and_translate(trained):
     assert acc == sum(p == t for p, (_, t) in zip(preds, val, strict=True)) / len(val)
     assert translate(model, [val[0][0]], tok) == preds[:1]
     assert all(len(p) <= 11 for p in preds)
-    with pytest.raises(ValueError, match="at least one pair"):
+    with pytest.raises(ValueError, match="pairs must be a non-empty list of"):
         exact_match_accuracy(model, [], tok)
+    with pytest.raises(ValueError, match=r"each pair must be \(source, target\), got \('a',\)"):
+        exact_match_accuracy(model, [("a",)], tok)
     with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
         exact_match_accuracy(model, val, tok, batch_size=0)
     with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
         translate(model, [val[0][0]], tok, batch_size=0)
     with pytest.raises(TypeError, match="sources must be a list of strings"):
         translate(model, val[0][0], tok)
+    with pytest.raises(TypeError, match="translate: sources must be a list of strings.*got NoneType"):
+        translate(model, None, tok)
+    with pytest.raises(TypeError, match=r"translate: sources\[1\] must be a str, got int"):
+        translate(model, ["12 mar 2021", 3], tok)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("", "Type a date"), ("12 mar", "it has no year"), ("March 2021", "it has no day"),
+    ("12.03.69", "could be 1969 or 2069"), ("31.02.2021", "February 2021 has 28 days"),
+    ("09/25/2003", "there is no month 25"), ("on 12 march 2021", "Cannot read 'on'"),
+])
+def test_translate_refuses_what_check_date_text_refuses(trained, text, why):
+    model, tok, _, _, _ = trained
+    with pytest.raises(ValueError, match=r"translate refuses 1 of 2 sources, it does not guess: "
+                                         r"sources\[1\] .*" + re.escape(why)):
+        translate(model, ["12 mar 2021", text], tok)
+
+
+def test_translate_refuses_a_tokenizer_that_is_not_the_models(trained):
+    model, tok, _, _, _ = trained
+    other = CharTokenizer(["0123456789 -abcdefghijklmnopqrstuvwxyz<>./,'€"])
+    with pytest.raises(ValueError, match=rf"the tokenizer has {len(other)} tokens but the model's "
+                                         rf"src_embed was built for {len(tok)}"):
+        translate(model, ["12 mar 2021"], other)
+    with pytest.raises(TypeError, match="translate: tokenizer must be a tokenizer"):
+        translate(model, ["12 mar 2021"], None)
+
+
+def test_translate_reads_with_the_order_given(trained):
+    """The order argument becomes the order token the model reads; a source that carries its own
+    token keeps it. The model input is the token and the normalised text."""
+    model, tok, _, _, _ = trained
+    assert model_input("  03/12/2021 ", "mdy") == "<mdy>03/12/2021"
+    assert model_input("<dmy>03/12/2021", "mdy") == "<dmy>03/12/2021"
+    text = "03/12/2021"
+    assert translate(model, [text], tok, order="mdy") == translate(model, ["<mdy>" + text], tok)
+    assert translate(model, [text], tok) == translate(model, ["<dmy>" + text], tok)
+    assert translate(model, ["09/25/2003"], tok, order="mdy")  # refused day first, read month first
+    with pytest.raises(ValueError, match="order must be 'dmy'"):
+        translate(model, [text], tok, order="ymd")
 
 
 def test_translate_normalises_its_input(trained):
@@ -245,6 +292,29 @@ def test_translation_message_flags_outputs_that_are_not_dates():
     assert "no valid date" in translation_message("x", "2021-3-1")
 
 
+def test_translation_message_never_shows_a_wrong_date_as_the_answer():
+    assert translation_message("12.03.2021", "2021-03-12", "2021-03-12") == "'12.03.2021' → 2021-03-12"
+    message = translation_message("12.03.2021", "2021-12-03", "2021-03-12")
+    assert message == ("'12.03.2021' → no answer: the model wrote 2021-12-03, but the text reads as "
+                       "2021-03-12: the model is wrong here")
+    for bad in (None, 3):
+        with pytest.raises(TypeError, match="translation_message: translation must be a str"):
+            translation_message("x", bad)
+    with pytest.raises(ValueError, match="expected must be None or a real ISO date"):
+        translation_message("x", "2021-03-12", "12.03.2021")
+
+
+def test_rules_reading_and_reading_note():
+    assert rules_reading("12.03.2021") == "2021-03-12" and rules_reading("03/12/2021", "mdy") == "2021-03-12"
+    assert rules_reading("12 mar") is None and rules_reading("31.02.2021") is None
+    assert reading_note("03/04/2021") == ("read day first (dmy): 3 April 2021; month first would "
+                                          "give 4 March 2021")
+    assert reading_note("03/04/2021", "mdy") == ("read month first (mdy): 4 March 2021; day first "
+                                                 "would give 3 April 2021")
+    for text in ("13/04/2021", "04/04/2021", "3 april 2021", "2021-04-03", "12 mar", "hello"):
+        assert reading_note(text) is None, text
+
+
 def test_cross_attention_shapes_and_rows(trained):
     model, tok, _, _, val = trained
     translation, src_labels, out_labels, weights = cross_attention(model, tok, val[0][0])
@@ -252,10 +322,12 @@ def test_cross_attention_shapes_and_rows(trained):
     assert len(weights) == 1 and weights[0].shape == (2, len(out_labels), len(src_labels))
     torch.testing.assert_close(weights[0].sum(-1), torch.ones(2, len(out_labels)))
     assert "".join(out_labels).startswith(translation)
-    with pytest.raises(ValueError, match="unknown character"):
-        cross_attention(model, tok, "12 märz")
-    with pytest.raises(ValueError, match="non-empty string"):
+    with pytest.raises(ValueError, match="attention_maps refuses 1 of 1 sources.*Cannot read 'märz'"):
+        cross_attention(model, tok, "12 märz 2021")
+    with pytest.raises(ValueError, match="Type a date"):
         cross_attention(model, tok, "")
+    with pytest.raises(TypeError, match="attention_maps: source must be a str, got NoneType"):
+        cross_attention(model, tok, None)
 
 
 def test_count_parameters():
@@ -266,10 +338,13 @@ def test_count_parameters():
 def test_translator_view_draws_the_translation(trained):
     model, tok, _, _, val = trained
     src = val[0][0]
+    order, text = src[1:4], src[5:]  # '<dmy>12 mar 2021': the order token, then the text
     translation, _, out_labels, weights = cross_attention(model, tok, src)
-    fig = translator_view(model, tok, src.upper(), layer=0, head=1)
+    fig = translator_view(model, tok, text.upper(), layer=0, head=1, order=order)
     ax = fig.axes[0]
-    assert ax.get_title().splitlines()[0] == translation_message(src, translation)
+    first = translation_message(text, translation, rules_reading(text, order))
+    assert ax.get_title().startswith(first.split()[0])
+    assert " ".join(ax.get_title().split()).startswith(" ".join(first.split()))
     assert [t.get_text() for t in ax.get_yticklabels()] == out_labels
     assert [t.get_text() for t in ax.get_xticklabels()] == ["␣" if c == " " else c for c in src]
     torch.testing.assert_close(torch.tensor(ax.images[0].get_array()), weights[0][1])
@@ -278,11 +353,13 @@ def test_translator_view_draws_the_translation(trained):
 
 @pytest.mark.parametrize("text, match", [
     ("", "Type a date"),
-    ("12 März 2021", "Cannot read 'ä'"),
-    ("1" * 50, "at most 40"),
-    (None, "Type a date"),
+    ("12 März 2021", "Cannot read 'märz'"),
+    ("12" + "-" * 50 + "03-2021", "at most 40"),
+    (None, "Type a date as text"),
     ("31.02.2021", "February 2021 has 28 days"),
     ("Tuesday, 12 March 2021", "was a friday, not a tuesday"),
+    ("March 12th", "is not a complete date: it has no year"),
+    ("09/25/2003", "there is no month 25 (read day first)"),
 ])
 def test_translator_view_answers_bad_input_with_a_message(trained, text, match):
     model, tok, _, _, _ = trained
@@ -290,23 +367,64 @@ def test_translator_view_answers_bad_input_with_a_message(trained, text, match):
     assert isinstance(view, str) and match in view
 
 
-def test_translator_view_bad_layer_is_a_message(trained):
+def test_translator_view_bad_layer_or_order_is_a_message(trained):
     model, tok, _, _, val = trained
-    assert "layer must be in 0..0" in translator_view(model, tok, val[0][0], layer=3)
+    assert "layer must be in 0..0" in translator_view(model, tok, val[0][0][5:], layer=3)
+    assert "order must be 'dmy' (day first) or 'mdy'" in translator_view(model, tok, "12.03.2021",
+                                                                          layer=0, order="ymd")
+
+
+def test_translator_view_says_which_reading_it_used(trained):
+    """Day and month both 12 or less: the title says which reading the order chose; a date that
+    says it itself gets no such line."""
+    model, tok, _, _, _ = trained
+    fig = translator_view(model, tok, "03/04/2021", layer=0, order="mdy")
+    lines = fig.axes[0].get_title().splitlines()
+    assert "read month first (mdy): 4 March 2021; day first would give 3 April 2021" in " ".join(lines)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()][:5] == list("<mdy>")
+    plt.close(fig)
+    fig = translator_view(model, tok, "13/04/2021", layer=0)
+    assert "first would give" not in fig.axes[0].get_title()
+    plt.close(fig)
+
+
+def test_translator_view_flags_a_date_the_rules_do_not_read(trained, monkeypatch):
+    """If the model writes a real date that is not the one in the text, the view says so instead
+    of presenting it (the model's output is compared with the rules' reading)."""
+    import helpers.translator as translator
+
+    model, tok, _, _, _ = trained
+    real = translator.cross_attention
+
+    def wrong(*args, **kwargs):
+        _, src, out, weights = real(*args, **kwargs)
+        return "2021-12-03", src, out, weights
+
+    monkeypatch.setattr(translator, "cross_attention", wrong)
+    fig = translator_view(model, tok, "12.03.2021", layer=0)
+    title = " ".join(fig.axes[0].get_title().split())
+    assert "no answer: the model wrote 2021-12-03, but the text reads as 2021-03-12" in title
+    plt.close(fig)
 
 
 def test_translator_widget_redraws_on_typing(trained, capsys):
     # Outside a kernel an Output widget does not capture: what it shows reaches stdout.
     model, tok, _, _, _ = trained
     w = translator_widget(model, tok, text="12 mar 2021")
-    box, (layer, head) = w.children[0], w.children[1].children
+    box, (order, layer, head) = w.children[0], w.children[1].children
     assert "Figure" in capsys.readouterr().out
-    box.value = "12 märz"
-    assert "Cannot read 'ä', 'z'" in capsys.readouterr().out
-    box.value = "12 mar 2021"
+    box.value = "12 märz 2021"
+    assert "Cannot read 'märz'" in capsys.readouterr().out
+    box.value = "12 mar"
+    assert "it has no year" in capsys.readouterr().out
+    box.value = "09/25/2003"
+    assert "there is no month 25" in capsys.readouterr().out
+    order.value = "mdy"
+    assert "Figure" in capsys.readouterr().out
     head.value = 1
     assert "Figure" in capsys.readouterr().out
     assert [o[0] for o in head.options][-1] == "mean" and layer.options == (("layer 0", 0),)
+    assert order.options == (("day first (dmy)", "dmy"), ("month first (mdy)", "mdy"))
 
 
 def test_plots_draw_what_they_are_given():
@@ -329,7 +447,15 @@ def test_plots_draw_what_they_are_given():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "␣", "c"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["1", "2", "<eos>"]
     torch.testing.assert_close(torch.tensor(ax.images[0].get_array()), w[1][1])
+    assert (fig.axes[2].get_xlabel(), fig.axes[0].get_ylabel()) == ("source (keys)", "output (queries)")
     plt.close(fig)
+    fig = cross_attention_grid(w, list("ab c"), ["1", "2", "3"], xlabel="<bos> + output so far (keys)",
+                               ylabel="output token (queries)")
+    assert fig.axes[2].get_xlabel() == "<bos> + output so far (keys)"
+    assert fig.axes[0].get_ylabel() == "output token (queries)" and fig.axes[1].get_ylabel() == ""
+    plt.close(fig)
+    with pytest.raises(TypeError, match="cross_attention_grid: xlabel must be a str"):
+        cross_attention_grid(w, list("ab c"), ["1", "2", "3"], xlabel=None)
 
 
 def test_translator_view_flags_an_output_that_is_not_a_date():
@@ -363,36 +489,18 @@ def test_train_translator_cache_gives_the_same_weights(tmp_path, monkeypatch):
     assert not torch.equal(other.out_proj.weight, model.out_proj.weight)
     with pytest.raises(ValueError, match="steps must be an int >= 1"):
         train_translator(steps=0)
+    with pytest.raises(TypeError, match="train_translator: seed must be an int, got str"):
+        train_translator(seed="0")
 
 
 def test_train_translator_recipe_fits_the_budget():
     tok = date_tokenizer()
-    from helpers.translator import make_translator
-
     model = make_translator(len(tok), device="cpu")
     assert count_parameters(model) <= 500_000
     assert model.pos.max_len == TRANSLATOR_RECIPE["max_len"]
-
-
-def test_drop_separators_removes_only_separators_between_numbers():
-    from helpers.translator import drop_separators
-
-    tok = date_tokenizer()
-    texts = ["12-03-2021", "fri 2021 3 1", "12 mar 2021", "2021.03.12", "12/3/21"]
-    rows = [tok.encode(t) for t in texts]
-    src = torch.tensor([r + [tok.pad_id] * (9 - len(r)) for r in rows])  # (5, 9)
-    out = drop_separators(tok, 1.0)(src, torch.Generator().manual_seed(0))
-    pieces = [[tok.itos[i] for i in row if i != tok.pad_id] for row in out.tolist()]
-    assert pieces == [["12", "03", "2021"], ["fri", " ", "2021", "3", "1"],
-                      ["12", " ", "mar", " ", "2021"], ["2021", "03", "12"], ["12", "3", "21"]]
-    assert out.shape == src.shape and (out[:, 5:] == tok.pad_id).all()
-    assert torch.equal(drop_separators(tok, 0.0)(src, torch.Generator()), src)
-    half = drop_separators(tok, 0.5)(src.repeat(200, 1), torch.Generator().manual_seed(0))
-    kept = (half != tok.pad_id).sum().item() - 200 * 19  # separators between numbers still there
-    assert 0.45 < kept / (200 * 8) < 0.55  # 27 tokens a copy, 8 of them such separators
-    for p in (-0.1, 1.5, "0.2", True):
-        with pytest.raises(ValueError, match="p must be a probability in"):
-            drop_separators(tok, p)
+    assert make_translator(len(tok), device="cpu", num_heads=1).encoder.layers[0].self_attn.num_heads == 1
+    with pytest.raises(TypeError, match=r"make_translator: unknown recipe entries \['num_head'\]"):
+        make_translator(len(tok), num_head=1)
 
 
 def test_train_seq2seq_applies_augment_to_each_batch():
@@ -414,7 +522,8 @@ def test_attention_maps_label_the_pieces_of_a_date():
     torch.manual_seed(0)
     model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=48).eval()
     _, src_labels, out_labels, maps = attention_maps(model, tok, "Friday, 12 MARCH 2021")
-    assert src_labels == ["friday", ",", " ", "12", " ", "march", " ", "2021"]
+    assert src_labels == ["<dmy>", "friday", ",", " ", "12", " ", "march", " ", "2021"]
+    assert attention_maps(model, tok, "03/04/2021", order="mdy")[1][0] == "<mdy>"
     assert maps["cross"][0].shape[-1] == len(src_labels) and len(out_labels) == maps["cross"][0].shape[1]
 
 

@@ -12,6 +12,15 @@ def _cut(text: str, n: int = 60) -> str:
     return repr(text if len(text) <= n else text[:n] + "…")
 
 
+def _token_id(value) -> int:
+    """One token id as an int; a float, bool or str is refused (int(2.7) would silently be 2)."""
+    if hasattr(value, "item") and hasattr(value, "dim"):  # a 0-d tensor
+        value = value.item()
+    if isinstance(value, bool) or not (isinstance(value, int) or hasattr(value, "__index__")):
+        raise TypeError(f"decode: each id must be an int, got {type(value).__name__} {value!r}")
+    return int(value.__index__())
+
+
 class CharTokenizer:
     """One id per character, plus ``<pad>`` (0), ``<bos>`` (1) and ``<eos>`` (2).
 
@@ -22,6 +31,14 @@ class CharTokenizer:
     PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 
     def __init__(self, texts: Iterable[str]):
+        if not isinstance(texts, Iterable):
+            raise TypeError(f"CharTokenizer: texts must be an iterable of str (e.g. a list of "
+                            f"sentences), got {type(texts).__name__}")
+        texts = list(texts)
+        bad = next((t for t in texts if not isinstance(t, str)), None)
+        if bad is not None:
+            raise TypeError(f"CharTokenizer: texts must hold only str, got a {type(bad).__name__} "
+                            f"({_cut(repr(bad), 30)})")
         chars = sorted({c for t in texts for c in t})
         self.itos: list[str] = [self.PAD, self.BOS, self.EOS, *chars]
         self.stoi: dict[str, int] = {s: i for i, s in enumerate(self.itos)}
@@ -40,7 +57,7 @@ class CharTokenizer:
     def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
         """'12 mar' -> list of ids (optionally framed by bos / eos)."""
         if not isinstance(text, str):
-            raise TypeError(f"encode expects a str, got {type(text).__name__}")
+            raise TypeError(f"encode: text must be a str, got {type(text).__name__}")
         try:
             ids = [self.stoi[c] for c in text]
         except KeyError:
@@ -65,12 +82,18 @@ class CharTokenizer:
         elif hasattr(ids, "dim") and ids.dim() > 2:
             raise ValueError(f"decode takes one sequence of ids (L,) or (1, L), got shape "
                              f"{tuple(ids.shape)}")
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise TypeError(f"decode: ids must be a sequence of int token ids (a list or a 1-D "
+                            f"tensor), got {type(ids).__name__}")
+        if hasattr(ids, "dtype") and (ids.dtype.is_floating_point or ids.dtype.is_complex
+                                      or str(ids.dtype) == "torch.bool"):
+            raise TypeError(f"decode: ids must be integer token ids, got a tensor of {ids.dtype}")
         out = []
         for i in ids:
             if isinstance(i, (list, tuple)) or (hasattr(i, "dim") and i.dim() > 0):
                 raise ValueError("decode takes one sequence of ids, got a nested list (a batch?); "
                                  "decode each row: [tok.decode(row) for row in ids]")
-            i = int(i)
+            i = _token_id(i)
             if i == self.eos_id:
                 break
             if i in (self.pad_id, self.bos_id):

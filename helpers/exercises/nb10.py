@@ -38,8 +38,9 @@ def check_without_positions(fn):
     gap = (memory_perm - memory[:, perm]).abs().max().item()
     assert gap <= 1e-5, (
         f"the encoder still knows where each token is: expected permuting the source to only "
-        f"permute its output (difference at most 1e-5), got a difference of {gap:.4f}. Make the "
-        f"positional encoding add nothing (e.g. zero model.pos.pe, the table it adds)")
+        f"permute its output (difference at most 1e-5), got a difference of {gap:.4f}. Some "
+        f"position information still reaches the embeddings: look at what the model adds to "
+        f"them before the first layer")
 
 
 @checker("Exercise 2 (one head)")

@@ -307,12 +307,19 @@ def weight_bars(
 
 
 def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequence[str],
-                         title: str | None = None) -> plt.Figure:
-    """One heatmap per decoder layer and head (layer by layer; as many heads per row as stay
-    legible), all on the scale 0..1 with one colour bar. ``weights`` is a list (one per layer)
-    of (num_heads, Lt, Ls) tensors; x ticks are source characters (a space is shown as ␣),
-    y ticks output tokens."""
+                         title: str | None = None, xlabel: str = "source (keys)",
+                         ylabel: str = "output (queries)") -> plt.Figure:
+    """One heatmap per layer and head (layer by layer; as many heads per row as stay legible),
+    all on the scale 0..1 with one colour bar. ``weights`` is a list (one per layer) of
+    (num_heads, Lq, Lk) tensors; x ticks are ``src_labels`` (the keys; a space is shown as ␣),
+    y ticks ``out_labels`` (the queries). The axis names default to cross-attention's (queries:
+    output tokens, keys: source pieces); for self-attention name them with ``xlabel``/``ylabel``
+    (the encoder's queries and keys are both source pieces, the decoder's keys are <bos> and the
+    output so far)."""
     fn = "cross_attention_grid"
+    for name, value in (("xlabel", xlabel), ("ylabel", ylabel)):
+        if not isinstance(value, str):
+            raise TypeError(f"{fn}: {name} must be a str, got {type(value).__name__}")
     if isinstance(weights, torch.Tensor) and weights.dim() == 4:
         weights = list(weights)
     if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or not weights:
@@ -346,8 +353,8 @@ def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequenc
     for k, ax in enumerate(axes):
         layer, head = divmod(k, n_heads)
         im = _draw_heatmap(ax, layers[layer][head], None, src_ticks, out_ticks, annotate=False,
-                           cmap="viridis", xlabel="source" if k + cols >= n else "",
-                           ylabel="output" if k % cols == 0 else "", vmin=0.0, vmax=1.0,
+                           cmap="viridis", xlabel=xlabel if k + cols >= n else "",
+                           ylabel=ylabel if k % cols == 0 else "", vmin=0.0, vmax=1.0,
                            title=f"layer {layer}, head {head}")
         ax.tick_params(labelsize=MIN_FONT_PT)
     fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
