@@ -210,6 +210,28 @@ def test_ends_with_summary_then_exercises(path):
     )
 
 
+UNNUMBERED = {"What you will learn", "What you need", "Summary", "Exercises"}
+NUMBERED = re.compile(r"^(\d+)\. \S")
+
+
+@lesson_notebook
+def test_body_sections_are_numbered_one_style(path):
+    """CONTRIBUTING.md: body sections read `## 1. Title`, `## 2. Title`, ... in order; the opening
+    sections, Summary, Exercises and what follows them are not numbered."""
+    names = [h for _, h in level2_headings(load(path))]
+    body = names[names.index("What you need") + 1 : names.index("Summary")]
+    numbers = []
+    for name in body:
+        m = NUMBERED.match(name)
+        assert m, (f"{rel(path)}: section '## {name}' should read '## N. Title' (numbered with a "
+                   "period, like every body section)")
+        numbers.append(int(m.group(1)))
+    assert numbers == list(range(1, len(body) + 1)), (
+        f"{rel(path)}: body sections are numbered {numbers}, expected 1..{len(body)} in order")
+    unnumbered = [h for h in names if h not in body and NUMBERED.match(h)]
+    assert not unnumbered, f"{rel(path)}: only body sections are numbered, not {unnumbered}"
+
+
 @every_notebook
 def test_referenced_images_and_links_exist(path):
     for i, text in markdown(load(path)):
