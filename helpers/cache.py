@@ -117,6 +117,18 @@ def tensor_digest(*tensors: torch.Tensor) -> str:
     return h.hexdigest()[:20]
 
 
+def module_digest(model: nn.Module) -> str:
+    """A short hash of everything a module computes with before training: its structure (the
+    modules it is built from, as ``repr`` lists them), its parameters and persistent buffers
+    (``state_dict``) and its other buffers (a positional-encoding table, say). Two models that
+    differ in any of these get different cache entries, even when their ``state_dict``s match
+    (a model whose positions were replaced by an ``nn.Identity()`` has the same weights)."""
+    h = hashlib.sha256(repr(model).encode())
+    h.update(tensor_digest(*model.state_dict().values()).encode())
+    h.update(tensor_digest(*(b for _, b in model.named_buffers())).encode())
+    return h.hexdigest()[:20]
+
+
 def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: dict,
                   cache: bool = True, threads: int | None = None) -> tuple[nn.Module, dict]:
     """``train()`` trains ``model`` (freshly initialised) in place and returns its history; with
@@ -124,7 +136,8 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
     and loaded the next time instead: the same tensors, bit for bit, as training again.
 
     The file's key covers ``key`` (what the caller knows changes the result: steps, learning rate,
-    data, ...), the model's initial weights, the torch version, the device and the thread count.
+    data, ...), the model's structure, initial weights and buffers (``module_digest``), the torch
+    version, the device and the thread count.
     ``threads`` (an int) trains with that many CPU threads, then restores the setting: small models
     train as fast on one thread, and then the weights do not depend on OMP_NUM_THREADS.
     Returns ``(model, history)``, the model in eval mode; ``history["cached"]`` says which happened.
@@ -140,7 +153,7 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
         raise TypeError(f"load_or_train: train must be a function that trains the model, got "
                         f"{_checks.got(train)}")
     device = next(model.parameters()).device
-    parts = {"key": key, "init": tensor_digest(*model.state_dict().values()),
+    parts = {"key": key, "init": module_digest(model),
              "torch": torch.__version__, "device": str(device),
              "threads": threads if threads is not None else torch.get_num_threads()}
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
@@ -195,7 +208,7 @@ def fingerprint(obj) -> object:
     if isinstance(obj, torch.Tensor):
         return {"tensor": tensor_digest(obj)}
     if isinstance(obj, nn.Module):
-        return {"module": type(obj).__qualname__, "state": tensor_digest(*obj.state_dict().values())}
+        return {"module": type(obj).__qualname__, "state": module_digest(obj)}
     if obj is None or isinstance(obj, bool | int | float | str):
         return obj
     if isinstance(obj, list | tuple):

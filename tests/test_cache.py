@@ -58,6 +58,34 @@ def test_a_change_trains_again(change):
     assert hist["cached"] is False and len(calls) == 2
 
 
+class Scaled(nn.Module):
+    """A linear layer whose output is multiplied by a buffer that is not in its state_dict."""
+
+    def __init__(self, scale: float, identity: bool = False):
+        super().__init__()
+        self.lin = _fresh()
+        self.extra = nn.Identity() if identity else nn.Tanh()
+        self.register_buffer("scale", torch.tensor(scale), persistent=False)
+
+    def forward(self, x):
+        return self.extra(self.lin(x)) * self.scale
+
+
+@pytest.mark.parametrize("other", [Scaled(2.0), Scaled(1.0, identity=True)],
+                         ids=["another non-persistent buffer", "another submodule, same weights"])
+def test_models_with_the_same_weights_but_not_the_same_function_train_apart(other):
+    """The key covers what a state_dict misses: structure and non-persistent buffers."""
+    calls = []
+    first = Scaled(1.0)
+    assert first.state_dict().keys() == other.state_dict().keys()
+    load_or_train("scaled", first, _train(first, calls=calls), {"steps": 5})
+    _, hist = load_or_train("scaled", other, _train(other, calls=calls), {"steps": 5})
+    assert hist["cached"] is False and len(calls) == 2
+    again = Scaled(1.0)
+    _, hist = load_or_train("scaled", again, _train(again, calls=calls), {"steps": 5})
+    assert hist["cached"] is True and len(calls) == 2
+
+
 def test_no_cache_never_writes(tmp_path):
     m = _fresh()
     _, hist = load_or_train("lin", m, _train(m), {"steps": 5}, cache=False)
