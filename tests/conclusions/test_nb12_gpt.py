@@ -26,7 +26,7 @@ def _step_flops(forward):
 @pytest.fixture(scope="module")
 def date_flops():
     """FLOPs of one training step of each model, measured as notebook 12 measures them (the
-    encoder-decoder: the mean of ten batches of 64 pairs; the decoder-only model: 64 rows of 48)."""
+    encoder-decoder: the mean of ten batches of 64 pairs; the decoder-only model: 64 rows of 46)."""
     task = date_task()
     runs = train_date_models(seed=0, device="cpu")
     encdec, gpt = runs["encdec"][0], runs["gpt"][0]
@@ -37,28 +37,49 @@ def date_flops():
     return ed, dg
 
 
-@pytest.mark.timeout(1800)  # a seed not in the cache trains two models for 2,000 steps each
+@pytest.fixture(scope="module")
+def date_runs():
+    """Both date models at each seed: {seed: (steps, encoder-decoder accuracies, decoder-only accuracies)}."""
+    out = {}
+    for seed in SEEDS:
+        runs = train_date_models(seed=seed, device="cpu")
+        out[seed] = (runs["gpt"][1]["acc_step"], runs["encdec"][1]["acc"], runs["gpt"][1]["acc"])
+    return out
+
+
+def _first(steps, v, level):
+    """The first step at which the accuracy reaches the level (None: not within the run)."""
+    return next((s for s, a in zip(steps, v, strict=True) if a >= level), None)
+
+
+@pytest.mark.timeout(3600)  # seeds not in the cache train two models for 2,000 steps each
 @pytest.mark.parametrize("seed", SEEDS)
-def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(seed, date_flops):
+def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(seed, date_runs, date_flops):
     """Conclusion (notebook 12, section 2): per step the encoder-decoder is ahead for the first
-    300 steps, the decoder-only model from step 500 to 1,000 and it reaches 99 % first; both end
-    at >= 98 %; per FLOP the encoder-decoder reaches 95 % first.
+    300 steps, the decoder-only model from step 500 to the end, and it reaches 99 % first; after
+    2,000 steps the decoder-only model is at >= 99 %, the encoder-decoder at >= 91 %; per FLOP the
+    encoder-decoder reaches 90 % first. Each decoder-only step costs about twice as much.
     Seeds: 0, 1, 2 (initialisation and data order). Variation: the notebook's "Try it" is these
     other seeds. Control: the FLOPs of a step, counted by PyTorch, for the per-compute ranking."""
-    runs = train_date_models(seed=seed, device="cpu")
-    steps = runs["gpt"][1]["acc_step"]
-    ed, dg = runs["encdec"][1]["acc"], runs["gpt"][1]["acc"]
+    steps, ed, dg = date_runs[seed]
     assert steps == list(range(100, 2001, 100))
     assert all(ed[i] > dg[i] for i, s in enumerate(steps) if s <= 300), (ed[:3], dg[:3])
-    assert all(dg[i] > ed[i] for i, s in enumerate(steps) if 500 <= s <= 1000), (ed[4:10], dg[4:10])
-    def first(v, level):  # the first step at or above the level (none: after the run)
-        return next((s for s, a in zip(steps, v, strict=True) if a >= level), 10**9)
-
-    assert first(dg, 0.99) < first(ed, 0.99), (first(dg, 0.99), first(ed, 0.99))
-    assert min(ed[-1], dg[-1]) >= 0.98, (ed[-1], dg[-1])
+    assert all(dg[i] > ed[i] for i, s in enumerate(steps) if s >= 500), (ed[4:], dg[4:])
+    assert _first(steps, dg, 0.99) < (_first(steps, ed, 0.99) or 10**9), (_first(steps, dg, 0.99), _first(steps, ed, 0.99))
+    assert dg[-1] >= 0.99 and 0.91 <= ed[-1] < 0.995, (ed[-1], dg[-1])  # "91 % to 99 %"
     flops_ed, flops_dg = date_flops
     assert 1.5 < flops_dg / flops_ed < 3.0  # "about twice as much"
-    assert first(ed, 0.95) * flops_ed < first(dg, 0.95) * flops_dg, (first(ed, 0.95), first(dg, 0.95))
+    assert _first(steps, ed, 0.90) * flops_ed < _first(steps, dg, 0.90) * flops_dg, (_first(steps, ed, 0.9), _first(steps, dg, 0.9))
+
+
+def test_per_flop_order_at_higher_levels_changes_from_seed_to_seed(date_runs, date_flops):
+    """Conclusion (notebook 12, section 2): above 90 %, which model reaches a level with less
+    compute is not the same at every seed (at 95 %: both orders occur among seeds 0-2)."""
+    flops_ed, flops_dg = date_flops
+    never = 10**9
+    ed_first = {seed: (_first(steps, ed, 0.95) or never) * flops_ed < (_first(steps, dg, 0.95) or never) * flops_dg
+                for seed, (steps, ed, dg) in date_runs.items()}
+    assert set(ed_first.values()) == {True, False}, ed_first
 
 
 @pytest.fixture(scope="module")
