@@ -433,3 +433,36 @@ def test_swiglu_and_cache_nbytes_and_max_attention_logit_name_bad_inputs():
         cache_nbytes([1, 2])
     with pytest.raises(TypeError, match=r"max_attention_logit: model must be a helpers.GPT, got Linear"):
         max_attention_logit(torch.nn.Linear(2, 2), torch.zeros(1, 2))
+
+
+def _contrast_with_white(rgba) -> float:
+    """WCAG contrast ratio of a colour against white (3:1 is the minimum for lines and marks)."""
+    def linear(u):
+        return u / 12.92 if u <= 0.03928 else ((u + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(u) for u in rgba[:3])
+    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+
+
+def test_every_curve_of_notebook_13s_figures_stands_out_on_white():
+    """The fourth KV-cache curve (viridis 0.9, pale yellow) and the last of six series (0.85) had a
+    contrast of about 1.5:1 against the white background (review of notebook 13, finding 17)."""
+    import matplotlib.colors as mcolors
+
+    from helpers.plots import loss_by_position_plot
+
+    curves = {str(i): ([0, 10], [0, 1024 * i]) for i in range(4)}
+    figs = [kv_cache_plot(curves, unit="KiB"),
+            loss_by_position_plot([0, 32], {str(i): [1.0, 1.1] for i in range(6)}, trained_len=32, bin_size=32)]
+    for fig in figs:
+        lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("trained")]
+        assert len(lines) in (4, 6)
+        assert all(_contrast_with_white(mcolors.to_rgba(line.get_color())) >= 3 for line in lines)
+        plt.close(fig)
+
+
+def test_sliding_window_mask_is_the_offset_band_for_every_size():
+    """Moved from notebook 13's lesson cell (equality on 72 inputs is a test of the code)."""
+    for n in range(1, 9):
+        offset = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # i - j
+        for w in range(1, 10):
+            assert torch.equal(sliding_window_mask(n, w), (offset >= 0) & (offset < w)), (n, w)
