@@ -78,11 +78,10 @@ def logit_curves_plot(steps, series: dict[str, list[float]], ax=None):
 
 
 def _series_style(n: int):
-    """n colours spread over viridis from dark purple to green (the yellow end is too pale on white:
-    each colour here has a contrast of at least 3:1 against it) and n markers."""
+    """n colours spread over viridis (dark to yellow-green, readable on white) and n markers."""
     import matplotlib as mpl
 
-    colors = mpl.colormaps["viridis"]([0.6 * i / max(n - 1, 1) for i in range(n)])
+    colors = mpl.colormaps["viridis"]([0.05 + 0.8 * i / max(n - 1, 1) for i in range(n)])
     markers = ["osD^vP*X"[i % 8] for i in range(n)]
     return list(colors), markers
 
