@@ -28,6 +28,7 @@ __all__ = [
     "KV_DTYPES",
     "NORMS",
     "ROPE_SCALINGS",
+    "SINK_POSITIONS",
     "GroupedQueryAttention",
     "ModernAttention",
     "ModernBlock",
@@ -251,12 +252,29 @@ NORMS = ("layer", "rms")
 def window_sink_mask(query_pos: torch.Tensor, key_pos: torch.Tensor, window: int | None,
                      sinks: int = 0) -> torch.Tensor:
     """(Lq, Lk) bool, True where the query at position i may attend to the key at position j:
-    j <= i and (i - j < window or j < sinks). ``window=None`` is plain causal attention."""
-    i, j = query_pos[:, None], key_pos[None, :]
+    j <= i and (i - j < window or j < sinks). ``window=None`` is plain causal attention.
+    ``query_pos`` (Lq,) and ``key_pos`` (Lk,) are integer positions (tensors or lists)."""
+    func = "window_sink_mask"
+    _check_window(window, sinks, func)
+    query_pos, key_pos = _positions(func, "query_pos", query_pos), _positions(func, "key_pos", key_pos)
+    i, j = query_pos[:, None], key_pos[None, :].to(query_pos.device)
     allowed = j <= i
     if window is not None:
         allowed = allowed & ((i - j < window) | (j < sinks))
     return allowed
+
+
+def _positions(where: str, name: str, pos) -> torch.Tensor:
+    """``pos`` as a 1-D integer tensor of positions, else a clear error."""
+    try:
+        pos = torch.as_tensor(pos)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{where}: {name} must be a 1-D tensor (or list) of integer positions, got "
+                        f"{type(pos).__name__}") from None
+    if pos.dim() != 1 or pos.dtype == torch.bool or pos.is_floating_point() or pos.is_complex():
+        raise TypeError(f"{where}: {name} must be a 1-D tensor (or list) of integer positions, got "
+                        f"shape {tuple(pos.shape)} and dtype {pos.dtype}")
+    return pos
 
 
 class RollingKVCache(KVCache):
@@ -347,7 +365,14 @@ class PreallocatedKVCache(KVCache):
 def cache_nbytes(caches: Sequence[KVCache]) -> int:
     """Bytes of memory really held by the keys and values of a list of caches (one per layer):
     the sizes of the distinct storages behind the cached tensors (a view that keeps a larger
-    buffer alive counts with all of it)."""
+    buffer alive counts with all of it). One cache alone is counted too."""
+    if isinstance(caches, KVCache):
+        caches = [caches]
+    if not isinstance(caches, Sequence) or not all(isinstance(c, KVCache) for c in caches):
+        raise TypeError("cache_nbytes: caches must be a KVCache or a list of them (one per layer, as "
+                        f"model.new_cache() gives), got {type(caches).__name__}"
+                        + ("" if not isinstance(caches, Sequence) else
+                           f" holding {sorted({type(c).__name__ for c in caches})}"))
     seen: dict[int, int] = {}
     for cache in caches:
         for t in (cache.k, cache.v):
@@ -369,6 +394,7 @@ def _check_window(window, sinks, where: str) -> None:
 
 
 ROPE_SCALINGS = (None, "pi", "ntk")
+SINK_POSITIONS = ("cache", "absolute")
 
 
 class ModernAttention(GroupedQueryAttention):
@@ -392,6 +418,8 @@ class ModernAttention(GroupedQueryAttention):
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, qk_norm: bool = False,
                  rope: bool = False, bias: bool = True, norm_eps: float = 1e-6, rope_base: float = 10000.0):
         super().__init__(d_model, num_heads, num_kv_heads, bias)
+        as_bool("ModernAttention", "qk_norm", qk_norm)
+        as_bool("ModernAttention", "rope", rope)
         self.q_norm = RMSNorm(self.head_dim, eps=norm_eps) if qk_norm else None
         self.k_norm = RMSNorm(self.head_dim, eps=norm_eps) if qk_norm else None
         self.rope, self.rope_base = rope, rope_base
@@ -412,6 +440,14 @@ class ModernAttention(GroupedQueryAttention):
     def forward(self, query, key, value, mask=None, cache: KVCache | None = None, start: int = 0,
                 need_weights: bool = False, window: int | None = None, sinks: int = 0,
                 sink_positions: str = "cache"):
+        func = "ModernAttention"
+        self._check_inputs(query, key, value, func)
+        _check_window(window, sinks, func)
+        if sink_positions not in SINK_POSITIONS:
+            raise ValueError(f"{func}: sink_positions must be one of {SINK_POSITIONS}, got {sink_positions!r}")
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise ValueError(f"{func}: start must be an int >= 0 (the position of the first new token), "
+                             f"got {start!r}")
         b, lq, _ = query.shape
         q = self._heads(self.q_proj(query), self.num_heads)  # (B, L, d_model) -> (B, h, Lq, d_k)
         k = self._heads(self.k_proj(key), self.num_kv_heads)  # (B, L, h_kv*d_k) -> (B, h_kv, Lk_new, d_k)
@@ -437,6 +473,11 @@ class ModernAttention(GroupedQueryAttention):
                 k, v = cache.update(k, v)  # (B, h_kv, Lk, d_k): only the shared heads are stored
         group = self.num_heads // self.num_kv_heads
         lk = k.shape[2]
+        if mask is None and window is not None:  # the mask the window implies, by absolute positions
+            key_pos = (cache.key_positions if isinstance(cache, RollingKVCache)
+                       else torch.arange(start + lq - lk, start + lq))
+            implied = window_sink_mask(torch.arange(start, start + lq), key_pos, window, sinks)
+            mask = None if bool(implied.all()) else implied.to(q.device)
         qg = q.reshape(b, self.num_kv_heads, group * lq, self.head_dim)  # heads i // group share k, v
         scores = (qg * (1.0 / math.sqrt(self.head_dim))) @ k.transpose(-2, -1)  # (B, h_kv, g*Lq, Lk)
         if sink_keys and window is not None and sink_positions == "cache":  # sink j at offset min(i, s+w-1) - j
@@ -448,7 +489,12 @@ class ModernAttention(GroupedQueryAttention):
         if mask is not None:
             bool_mask("ModernAttention", mask)
             if mask.dim() == 2 and mask.shape == (lq, lk):
+                if mask.device != scores.device:
+                    raise ValueError(f"ModernAttention: mask is on device {mask.device} but the scores are on "
+                                     f"{scores.device}; expected mask.to({str(scores.device)!r})")
                 scores = scores.masked_fill(~mask.repeat(group, 1), float("-inf"))
+                if not bool(mask.any(-1).all()):  # a query that may attend to nothing: zeros, not NaN
+                    empty_rows = ~mask.any(-1)[None, None, :, None].expand(b, self.num_heads, lq, 1)
             else:  # per example (B, Lq, Lk) or per head: on the (B, h, Lq, Lk) view of the scores
                 full = mask[:, None] if mask.dim() == 3 else mask  # (B, Lq, Lk) -> (B, 1, Lq, Lk)
                 mask_fits("ModernAttention", full, torch.Size((b, self.num_heads, lq, lk)))
@@ -485,6 +531,12 @@ class SwiGLU(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        d_model = self.gate.in_features
+        if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[-1] != d_model:
+            got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(f"SwiGLU: x must have last dimension d_model={d_model}, got {got}")
+        floating("SwiGLU", "x", x)
+        module_input("SwiGLU", "x", x, self)
         gated = F.silu(self.gate(x)) * self.up(x)  # (..., d_model) -> (..., d_ff)
         return self.down(self.dropout(gated))  # (..., d_ff) -> (..., d_model)
 
@@ -524,6 +576,8 @@ def max_attention_logit(model: nn.Module, ids: torch.Tensor) -> float:
     """The largest attention logit q.k / sqrt(d_k) of a ``helpers.GPT`` over every layer, head and allowed
     (query, key) pair when ``model`` reads ``ids`` (B, L): how far the softmax is from saturating
     (notebook 02)."""
+    if not (isinstance(model, nn.Module) and hasattr(model, "modern") and hasattr(model, "blocks")):
+        raise TypeError(f"max_attention_logit: model must be a helpers.GPT, got {type(model).__name__}")
     was_training = model.training
     model.eval()
     found: list[torch.Tensor] = []

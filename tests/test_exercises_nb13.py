@@ -50,7 +50,7 @@ def test_rms_norm(capsys):
         nb13.check_rms_norm(lambda x, w, eps: torch.nn.functional.layer_norm(x, x.shape[-1:], w, None, eps))
     with pytest.raises(AssertionError, match="inside the square root"):
         nb13.check_rms_norm(lambda x, w, eps: x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps) * w)
-    with pytest.raises(AssertionError, match="differs"):
+    with pytest.raises(AssertionError, match="gain is missing"):
         nb13.check_rms_norm(lambda x, w, eps: x / x.pow(2).mean(-1, keepdim=True).add(eps).sqrt())  # no weight
     assert nb13.check_rms_norm(lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w)
 
@@ -72,3 +72,54 @@ def test_cache_rope_positions(capsys):
     with pytest.raises(AssertionError, match="places"):
         nb13.check_cache_rope_positions(lambda t, w, s: (list(range(w + s)), w + s - 1))
     assert nb13.check_cache_rope_positions(cache_positions_right)
+
+
+# Wrong answers found by the review of notebook 13 (notes/review_modern.md, findings 19-21).
+
+
+def test_window_positions_refuses_sinks_in_the_future():
+    """Sinks kept whatever t (so the query at t=1 with 4 sinks saw 2 and 3) passed the checker."""
+    def future_sinks(t, window, sinks):
+        return sorted(set(range(sinks)) | {j for j in range(t + 1) if t - j < window})
+
+    with pytest.raises(AssertionError, match="in the future"):
+        nb13.check_window_positions(future_sinks)
+
+    def future_places(t, window, sinks):
+        return list(range(len(future_sinks(t, window, sinks)))), len(future_sinks(t, window, sinks)) - 1
+
+    with pytest.raises(AssertionError, match="places"):
+        nb13.check_cache_rope_positions(future_places)
+
+
+@pytest.mark.parametrize("wrong, concept", [
+    (lambda n, kv, d, t, b, s: 2 * n * kv * d * t * b * s * 8, "bits, not bytes"),
+    (lambda n, kv, d, t, b, s: 2 * kv * d * t * b * s, "one layer's cache"),
+    (lambda n, kv, d, t, b, s: 2 * n * kv * d * t * s, "one sequence's cache"),
+])
+def test_kv_cache_size_names_the_missing_factor(wrong, concept):
+    with pytest.raises(AssertionError, match=rf"{concept}.*expected .* bytes, got"):
+        nb13.check_kv_cache_size(wrong)
+
+
+def test_kv_cache_size_takes_any_integer_type():
+    """A right count as a NumPy or 0-d tensor integer was refused as "not an int"."""
+    import numpy as np
+
+    assert nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: np.int64(2 * n * kv * d * t * b * s))
+    assert nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: torch.tensor(2 * n * kv * d * t * b * s))
+    with pytest.raises(AssertionError, match="as an int, got bool"):
+        nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: True)
+
+
+@pytest.mark.parametrize("wrong, concept", [
+    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True)) * w, "ignores eps"),
+    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + eps) * w, "sum of squares"),
+    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps), "gain is missing"),
+    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) / w, "divided by weight"),
+    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(0, keepdim=True) + eps) * w, r"mean\(x\^2 over the last"),
+])
+def test_rms_norm_names_the_step_that_went_wrong(wrong, concept):
+    """Each of these got assert_close's multi-line "Tensor-likes are not close!"."""
+    with pytest.raises(AssertionError, match=concept):
+        nb13.check_rms_norm(wrong)

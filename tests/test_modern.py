@@ -328,3 +328,136 @@ def test_decode_bytes_plot_adds_the_cache_to_the_weights():
     plt.close(fig)
     with pytest.raises(ValueError, match="unit must be one of"):
         decode_bytes_plot([0], 1, {"a": [0]}, unit="TB")
+
+
+# --------------------------------------------------------------------------------------------------
+# Bad input found by the review of notebook 13 (notes/review_modern.md, findings 22-26): each of these
+# returned NaN, a silently wrong answer or a message from inside PyTorch before its fix.
+
+
+def test_modern_attention_query_with_nothing_to_attend_to_gets_zeros_not_nan():
+    """A 2-D mask with an all-False row gave NaN (the per-example path and GroupedQueryAttention
+    gave zeros)."""
+    torch.manual_seed(0)
+    attn, ref = ModernAttention(16, 4, 2), GroupedQueryAttention(16, 4, 2)
+    ref.load_state_dict(attn.state_dict())
+    x = torch.randn(2, 4, 16)
+    mask = causal_mask(4).clone()
+    mask[2] = False  # query 2 may attend to nothing
+    out = attn(x, x, x, mask)
+    assert not out.isnan().any()
+    torch.testing.assert_close(out, ref(x, x, x, mask=mask))
+    torch.testing.assert_close(out, attn(x, x, x, mask.expand(2, 4, 4)))  # the per-example path agrees
+
+
+@pytest.mark.parametrize("rope, sinks", [(False, 0), (True, 0), (True, 2)])
+def test_modern_attention_window_without_a_mask_applies_the_window(rope, sinks):
+    """window=2 without a mask was full causal attention, silently."""
+    from helpers.modern import window_sink_mask
+
+    torch.manual_seed(0)
+    attn = ModernAttention(16, 4, 2, rope=rope)
+    x = torch.randn(2, 7, 16)
+    mask = window_sink_mask(torch.arange(7), torch.arange(7), 2, sinks)
+    out = attn(x, x, x, window=2, sinks=sinks)
+    torch.testing.assert_close(out, attn(x, x, x, mask, window=2, sinks=sinks))
+    assert (out - attn(x, x, x, causal_mask(7))).abs().max() > 1e-3  # not causal attention
+    cache, steps = RollingKVCache(2, sinks), []
+    for t in range(7):  # token by token through a rolling cache: the same
+        steps.append(attn(x[:, t:t + 1], x[:, t:t + 1], x[:, t:t + 1], cache=cache, start=t, window=2, sinks=sinks))
+    torch.testing.assert_close(torch.cat(steps, 1), out, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"window": 0}, ValueError, r"ModernAttention: window must be None \(full causal attention\) or an int >= 1, got 0"),
+    ({"window": 2.5}, ValueError, r"ModernAttention: window must be .* got 2.5"),
+    ({"sinks": 2}, ValueError, r"ModernAttention: sinks=2 needs a window"),
+    ({"window": 2, "sink_positions": "Cache"}, ValueError,
+     r"ModernAttention: sink_positions must be one of \('cache', 'absolute'\), got 'Cache'"),
+    ({"start": -1}, ValueError, r"ModernAttention: start must be an int >= 0"),
+])
+def test_modern_attention_refuses_bad_window_arguments(kwargs, error, message):
+    """window=0, a typo in sink_positions (then treated as "absolute") and sinks without a window
+    were accepted silently."""
+    attn, x = ModernAttention(16, 4, 2, rope=True), torch.randn(1, 3, 16)
+    with pytest.raises(error, match=message):
+        attn(x, x, x, **kwargs)
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: torch.randn(2, 3, 16).double(), TypeError,
+     r"ModernAttention: query has dtype torch.float64 but the module's weights are torch.float32"),
+    (lambda: torch.ones(2, 3, 16, dtype=torch.long), TypeError, r"ModernAttention: query must be a floating-point"),
+    (lambda: torch.randn(3, 16), ValueError, r"ModernAttention: query must have shape \(B, L, d_model=16\), got \(3, 16\)"),
+])
+def test_modern_attention_names_bad_inputs(make, error, message):
+    """Were "mat1 and mat2 must have the same dtype" and "not enough values to unpack"."""
+    x = make()
+    with pytest.raises(error, match=message):
+        ModernAttention(16, 4, 2)(x, x, x)
+    with pytest.raises(TypeError, match=r"ModernAttention: qk_norm must be True or False, got 'yes'"):
+        ModernAttention(16, 4, 2, qk_norm="yes")
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((torch.arange(4), torch.arange(4), 0), ValueError, r"window_sink_mask: window must be None .* got 0"),
+    ((torch.arange(4), torch.arange(4), -1), ValueError, r"window_sink_mask: window must be None .* got -1"),
+    ((torch.arange(4), torch.arange(4), 2.5), ValueError, r"window_sink_mask: window must be None .* got 2.5"),
+    ((torch.arange(4), torch.arange(4), None, 2), ValueError, r"window_sink_mask: sinks=2 needs a window"),
+    ((torch.zeros(2, 2), torch.arange(4), 2), TypeError,
+     r"window_sink_mask: query_pos must be a 1-D tensor \(or list\) of integer positions, got shape \(2, 2\)"),
+    ((torch.arange(4), torch.arange(4.0), 2), TypeError, r"window_sink_mask: key_pos must be .* dtype torch.float32"),
+])
+def test_window_sink_mask_refuses_what_would_give_an_empty_or_wrong_mask(args, error, message):
+    """window=0 or -1 gave an all-False mask (NaN downstream), 2.5 was used as is, sinks without a
+    window were dropped silently."""
+    from helpers.modern import window_sink_mask
+
+    with pytest.raises(error, match=message):
+        window_sink_mask(*args)
+    assert window_sink_mask([0, 1, 2], [0, 1, 2], 2).tolist() == [[True, False, False], [True, True, False],
+                                                                  [False, True, True]]  # lists work
+
+
+def test_swiglu_and_cache_nbytes_and_max_attention_logit_name_bad_inputs():
+    from helpers.modern import SwiGLU, cache_nbytes, max_attention_logit
+
+    with pytest.raises(ValueError, match=r"SwiGLU: x must have last dimension d_model=16, got \(2, 8\)"):
+        SwiGLU(16, 8)(torch.randn(2, 8))
+    with pytest.raises(TypeError, match=r"SwiGLU: x must be a floating-point tensor"):
+        SwiGLU(16, 8)(torch.ones(2, 16, dtype=torch.long))
+    cache = RollingKVCache(4)
+    cache.update(torch.zeros(1, 2, 3, 4), torch.zeros(1, 2, 3, 4))
+    assert cache_nbytes(cache) == cache_nbytes([cache]) == 2 * 2 * 3 * 4 * 4  # one cache alone counts too
+    with pytest.raises(TypeError, match=r"cache_nbytes: caches must be a KVCache or a list of them .* \['int'\]"):
+        cache_nbytes([1, 2])
+    with pytest.raises(TypeError, match=r"max_attention_logit: model must be a helpers.GPT, got Linear"):
+        max_attention_logit(torch.nn.Linear(2, 2), torch.zeros(1, 2))
+
+
+def _contrast_with_white(rgba) -> float:
+    """WCAG contrast ratio of a colour against white (3:1 is the minimum for lines and marks)."""
+    def linear(u):
+        return u / 12.92 if u <= 0.03928 else ((u + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(u) for u in rgba[:3])
+    return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
+
+
+def test_every_kv_cache_curve_stands_out_on_white():
+    """The fourth curve (the widget's "GQA + window", viridis 0.9, pale yellow, dotted) had a contrast
+    of about 1.5:1 against the white background (review of notebook 13, finding 17)."""
+    import matplotlib.colors as mcolors
+
+    fig = kv_cache_plot({str(i): ([0, 10], [0, 1024 * i]) for i in range(4)}, unit="KiB")
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == 4
+    assert all(_contrast_with_white(mcolors.to_rgba(line.get_color())) >= 3 for line in lines)
+    plt.close(fig)
+
+
+def test_sliding_window_mask_is_the_offset_band_for_every_size():
+    """Moved from notebook 13's lesson cell (equality on 72 inputs is a test of the code)."""
+    for n in range(1, 9):
+        offset = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # i - j
+        for w in range(1, 10):
+            assert torch.equal(sliding_window_mask(n, w), (offset >= 0) & (offset < w)), (n, w)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import torch
 import torch.nn.functional as F
 
@@ -45,13 +47,27 @@ def check_kv_cache_size(fn):
     for layers, kv, d, length, b, size in cases:
         got = call(fn, layers, kv, d, length, b, size)
         want = kv_cache_bytes(layers, kv, d, length, b, dtypes[size])
+        try:  # a Python int, or a NumPy or 0-d tensor integer holding one
+            got = operator.index(got) if not isinstance(got, bool) else got
+        except TypeError:
+            pass
         assert isinstance(got, int) and not isinstance(got, bool), (
             f"return the number of bytes as an int, got {type(got).__name__}")
+        where = (f"for {layers} layers, {kv} kv heads, head_dim {d}, {length} tokens, batch {b} and "
+                 f"{size} bytes per value expected {want:,} bytes, got {got:,}")
         if got == want // 2:
-            raise AssertionError("that is half the cache: every layer stores keys AND values (a factor 2)")
-        assert got == want, (
-            f"for {layers} layers, {kv} kv heads, head_dim {d}, {length} tokens, batch {b} and "
-            f"{size} bytes per value expected {want:,} bytes, got {got:,}")
+            raise AssertionError("that is half the cache: every layer stores keys AND values (a factor 2); "
+                                 + where)
+        if got == want * 8:
+            raise AssertionError(f"that is bits, not bytes: bytes_per_value is already in bytes ({size} here); "
+                                 + where)
+        if layers > 1 and got == want // layers:
+            raise AssertionError("that is one layer's cache: every layer keeps its own keys and values "
+                                 "(multiply by num_layers); " + where)
+        if b > 1 and got == want // b:
+            raise AssertionError("that is one sequence's cache: each of the batch_size sequences keeps its "
+                                 "own (multiply by batch_size); " + where)
+        assert got == want, where
 
 
 def _allowed(t, window, sinks):
@@ -61,13 +77,18 @@ def _allowed(t, window, sinks):
 @checker("Exercise 3 (what a sliding window with sinks sees)")
 def check_window_positions(fn):
     """``fn(t, window, sinks)`` -> the sorted positions the query at position t attends to."""
-    for t, window, sinks in ((0, 3, 0), (9, 3, 0), (9, 4, 2), (3, 4, 2), (20, 1, 1), (5, 10, 4)):
+    for t, window, sinks in ((0, 3, 0), (9, 3, 0), (9, 4, 2), (3, 4, 2), (20, 1, 1), (5, 10, 4), (1, 1, 4)):
         got = call(fn, t, window, sinks)
         want = _allowed(t, window, sinks)
         try:
             got_list = [int(j) for j in got]
         except TypeError:
             raise AssertionError(f"return a list of positions, got {type(got).__name__}") from None
+        if any(j > t for j in got_list):
+            raise AssertionError(
+                f"with t={t}, window={window}, sinks={sinks} you returned {got_list}: positions after t are "
+                "in the future, and a query never sees them, not even a sink (only the sinks j < sinks "
+                f"with j <= t). Expected {want}")
         if got_list == [j for j in range(t + 1) if t - j <= window or j < sinks] and got_list != want:
             raise AssertionError(
                 f"with t={t}, window={window}: a window of {window} positions includes the query "
@@ -90,18 +111,33 @@ def check_rms_norm(fn):
         if torch.allclose(got, F.layer_norm(x, (8,), weight, None, eps), atol=1e-4):
             raise AssertionError("you subtracted the mean: that is LayerNorm. RMSNorm only divides by "
                                  "the root mean square sqrt(mean(x^2) + eps)")
-        if torch.allclose(got, x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps) * weight, atol=1e-5) \
-                and eps == 0.5:
-            raise AssertionError("eps goes inside the square root: x / sqrt(mean(x^2) + eps)")
-        torch.testing.assert_close(got, want, msg=lambda m, eps=eps: f"RMSNorm with eps={eps} differs from "
-                                   f"torch.nn.functional.rms_norm: {m}")
+        if eps == 0.5:
+            rms = x.pow(2).mean(-1, keepdim=True).sqrt()
+            if torch.allclose(got, x / (rms + eps) * weight, atol=1e-5):
+                raise AssertionError("eps goes inside the square root: x / sqrt(mean(x^2) + eps)")
+            if torch.allclose(got, x / rms * weight, atol=1e-5):
+                raise AssertionError("with eps=0.5 your answer ignores eps: it goes inside the square root, "
+                                     "x / sqrt(mean(x^2) + eps)")
+        rms_of_sum = x.pow(2).sum(-1, keepdim=True).add(eps).sqrt()
+        if torch.allclose(got, x / rms_of_sum * weight, atol=1e-5):
+            raise AssertionError("you divided by the square root of the sum of squares: RMSNorm takes the "
+                                 "mean over the last dimension, sqrt(mean(x^2) + eps)")
+        if torch.allclose(got * weight, want, atol=1e-5):
+            raise AssertionError("the gain is missing: multiply the normalised x by weight, feature by feature")
+        if torch.allclose(got, want * weight.pow(-2), atol=1e-5) or torch.allclose(got * weight.pow(2), want,
+                                                                                  atol=1e-5):
+            raise AssertionError("you divided by weight: multiply the normalised x by it instead")
+        if not torch.allclose(got, want, rtol=1.3e-6, atol=1e-5):
+            err = (got - want).abs().max().item()
+            raise AssertionError(f"RMSNorm with eps={eps} differs from torch.nn.functional.rms_norm by up to "
+                                 f"{err:.4f}: expected x / sqrt(mean(x^2 over the last dimension) + eps) * weight")
 
 
 @checker("Exercise 5 (positions within the cache)")
 def check_cache_rope_positions(fn):
     """``fn(t, window, sinks)`` -> (the RoPE positions of the keys the query at t sees, in the
     order of ``window_positions``, and the query's own): their places 0, 1, ... in the cache."""
-    for t, window, sinks in ((9, 4, 2), (3, 4, 2), (0, 3, 0), (20, 1, 1), (100, 8, 4), (5, 10, 4)):
+    for t, window, sinks in ((9, 4, 2), (3, 4, 2), (0, 3, 0), (20, 1, 1), (100, 8, 4), (5, 10, 4), (1, 1, 4)):
         got = call(fn, t, window, sinks)
         keys = _allowed(t, window, sinks)
         want = (list(range(len(keys))), len(keys) - 1)
