@@ -336,6 +336,11 @@ def test_pack_sentences_is_notebook_12s_packing():
         pack_sentences([[2, 3]], length=1)
     with pytest.raises(ValueError, match="does not fit"):
         pack_sentences([list(range(2, 12))], length=5)
+    # ids that are not whole non-negative numbers are refused, not packed as floats or negatives
+    for bad in ([[2, 2.7]], [[2, -1]], [[True, 3]], [torch.tensor([2.0, 3.0])]):
+        with pytest.raises(ValueError, match="non-negative int ids"):
+            pack_sentences(bad, length=8)
+    assert torch.equal(pack_sentences([torch.tensor([2, 3])], length=8)[0], pack_sentences([[2, 3]], length=8)[0])
 
 
 def test_train_lm_cached_loads_the_same_weights_and_retrains_on_a_new_recipe(tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ from helpers import MultiHeadAttention, apply_rope, causal_mask
 from helpers.modern import (
     GroupedQueryAttention,
     ModernAttention,
+    ModernBlock,
     RMSNorm,
     RollingKVCache,
     kv_cache_bytes,
@@ -461,3 +462,8 @@ def test_sliding_window_mask_is_the_offset_band_for_every_size():
         offset = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # i - j
         for w in range(1, 10):
             assert torch.equal(sliding_window_mask(n, w), (offset >= 0) & (offset < w)), (n, w)
+
+
+def test_a_norm_that_is_not_layer_or_rms_is_refused():
+    with pytest.raises(ValueError, match="norm must be 'layer'.*got 'batch'"):
+        ModernBlock(16, 4, 2, 32, norm="batch")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import operator
 import random
 from collections.abc import Iterable, Sequence
@@ -323,6 +324,18 @@ def packed_best_loss(texts: Sequence[str], length: int = 32) -> float:
     return total / tokens
 
 # ---------------------------------------------------------------- rows for training
+def _sentence_ids(ids) -> list[int]:
+    """One sentence's ids as a list of ints; anything else (floats, negative ids) is refused."""
+    ids = list(ids)
+    for i in ids:
+        whole = (isinstance(i, numbers.Integral) and not isinstance(i, bool)) or (
+            isinstance(i, torch.Tensor) and i.dim() == 0 and not i.is_floating_point() and i.dtype != torch.bool)
+        if not whole or int(i) < 0:
+            raise ValueError(f"pack_sentences: token_ids must hold lists of non-negative int ids (as tl.encode "
+                             f"gives), got {_checks.got(i)} in a sentence")
+    return [int(i) for i in ids]
+
+
 def pack_sentences(token_ids: Sequence[Sequence[int]], length: int = 32, start_id: int = 1,
                    pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Notebook 12's rows: each starts with ``start_id`` ("." in the toy language) followed by as
@@ -332,13 +345,14 @@ def pack_sentences(token_ids: Sequence[Sequence[int]], length: int = 32, start_i
         raise ValueError(f"pack_sentences: length must be an int >= 2, got {length!r}")
     rows, row = [], [start_id]
     for ids in token_ids:
+        ids = _sentence_ids(ids)
         if len(ids) + 1 > length + 1:
             raise ValueError(f"pack_sentences: a sentence of {len(ids)} tokens does not fit a row of "
                              f"length {length}")
         if len(row) + len(ids) > length + 1:
             rows.append(row + [pad_id] * (length + 1 - len(row)))
             row = [start_id]
-        row += list(ids)
+        row += [int(i) for i in ids]
     t = torch.tensor(rows + [row + [pad_id] * (length + 1 - len(row))])  # (N, length + 1)
     x, y = t[:, :-1], t[:, 1:].clone()
     y[y == pad_id] = -100  # padding is not scored
