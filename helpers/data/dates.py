@@ -465,10 +465,12 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
     complete date (what is missing, a word it cannot read, too many numbers, ...).
 
     The rules: a month word is the month; a four-digit number, or two digits after an apostrophe,
-    is the year; with a month word the other number is the day (a 12th is always a day, and of
-    two small numbers the first is the day); without one, a four-digit year first means
+    is the year; an ordinal (12th) is always the day. With a month word the other number is the
+    day (of two small numbers the first is the day); without one, a four-digit year first means
     year-month-day, otherwise the year comes last and ``order`` says whether the day or the month
-    comes first."""
+    comes first, unless an ordinal says which number is the day ('03/12th/2021' is 12 March in
+    both orders). What contradicts these (an apostrophe year that is not last, two ordinals, an
+    ordinal where the month or the year must stand) is refused."""
     _check_order(order)
     if not isinstance(text, str):
         raise TypeError(f"reading_of: text must be a str, got {type(text).__name__}")
@@ -502,6 +504,8 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
         dayish = [k == "ord" for k, _ in numbers]
         if all(yearish):
             return f"{said} has two years ({a}, {b}) and no day."
+        if all(dayish):
+            return f"{said} has two days ({_ordinal(int(a))}, {_ordinal(int(b))}) and no year."
         if any(yearish):
             year, day = (a, b) if yearish[0] else (b, a)
         elif any(dayish):
@@ -526,14 +530,37 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
             have = {"day", "month"} if len(numbers) == 2 else {"day"}
         return f"{said} is not a complete date: it has {_missing(have)}."
     values = [n for _, n in numbers]
+    kinds = [k for k, _ in numbers]
+    if "apos" in kinds[:2]:
+        n = values[kinds.index("apos")]
+        return (f"{said}: '{n} is a year (the apostrophe says so), but in a date in numbers a "
+                f"two-digit year comes last; a year that comes first needs four digits "
+                f"({_year_of(n)}).")
+    ordinals = [i for i, k in enumerate(kinds) if k == "ord"]
+    if len(ordinals) > 1:
+        days = " and ".join(_ordinal(int(values[i])) for i in ordinals)
+        return (f"{said} writes two numbers as days ({days}): a date has one day; write the month "
+                f"as a word or a plain number.")
     if len(values[0]) == 4:
         y, m, d = values
         if len(m) == 4 or len(d) == 4:
             return f"{said} has more than one four-digit year."
+        if ordinals == [1]:
+            return (f"{said}: the {_ordinal(int(m))} is a day, but a date that starts with the year "
+                    f"has the month second (year-month-day).")
         return DateReading(_year_of(y), int(m), int(d))
     if len(values[1]) == 4:
         return f"{said}: a four-digit year stands first or last, not between the day and the month."
     first, second, y = values
+    if ordinals == [2]:
+        return f"{said}: the {_ordinal(int(y))} is a day, not a year; a date in numbers ends with its year."
+    if len(first) == 2 and int(first) > 31 and len(y) == 2:
+        return (f"{said}: {first} is neither a day nor a month, and a two-digit year comes last in a "
+                f"date in numbers: write a year-first date with four digits (e.g. {_year_of(first)}-"
+                f"{second.zfill(2)}-{y.zfill(2)}).")
+    if ordinals:  # an ordinal is the day whatever the order: '03/12th/2021' is 12 March
+        day, month = (first, second) if ordinals == [0] else (second, first)
+        return DateReading(_year_of(y), int(month), int(day))
     day, month = (first, second) if order == "dmy" else (second, first)
     swapped = None
     if int(first) != int(second) and int(first) <= 12 and int(second) <= 12:
