@@ -327,6 +327,8 @@ def test_an_ordinal_is_the_day_whatever_the_order(text):
     ("1st/2nd/2021", "writes two numbers as days (1st and 2nd)"),
     ("12th 21st march", "has two days (12th, 21st) and no year"),
     ("99/12/31", "99 is neither a day nor a month, and a two-digit year comes last"),
+    ("12 th march 2021", "'th' is read only right after its number, as in '12th'"),
+    ("march 1 st, 2021", "'st' is read only right after its number, as in '1st'"),
 ])
 def test_what_contradicts_the_rules_is_refused(text, match):
     """An apostrophe year that is not last (before: "'21/03/12" read as 21 March 2012, and the model
@@ -335,6 +337,16 @@ def test_what_contradicts_the_rules_is_refused(text, match):
         message = check_date_text(text, date_tokenizer(), 48, order)
         assert message is not None and match in message, (order, message)
         assert read_date(text, order) is None
+
+
+def test_a_weekday_that_fits_the_other_order_says_so():
+    """'sat 04/03/2021': read day first it is 4 March 2021, a Thursday; month first it is 3 April,
+    a Saturday. The message names the order that fits instead of only 'check the date'."""
+    message = check_date_text("sat 04/03/2021", date_tokenizer(), 48, "dmy")
+    assert message == ("04 March 2021 was a thursday, not a saturday: read month first it is 3 April "
+                       "2021, a saturday: choose the order 'mdy'.")
+    assert check_date_text("sat 04/03/2021", date_tokenizer(), 48, "mdy") is None
+    assert check_date_text("sun 04/03/2021", date_tokenizer(), 48, "dmy").endswith("check the date.")
 
 
 def test_order_tokens():

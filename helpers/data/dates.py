@@ -445,6 +445,10 @@ def _scan(text: str) -> tuple[list[tuple[str, str]], str | None]:
         elif p not in MARKS:
             unknown.append(p)
         i += 1
+    loose = [u for u in unknown if u in ORDINAL_SUFFIXES]
+    if loose:  # '12 th march': the suffix is known, but only right after its number
+        example = {"st": "1st", "nd": "2nd", "rd": "3rd", "th": "12th"}[loose[0]]
+        return out, f"{_cut(text)}: {loose[0]!r} is read only right after its number, as in {example!r}."
     if unknown:
         names = ", ".join(_cut(u, 20) for u in dict.fromkeys(unknown))
         return out, (f"Cannot read {names}: a date here is numbers, English month and weekday names "
@@ -601,8 +605,15 @@ def _date_problem(text: str, reading: DateReading) -> str | None:
     date = dt.date(y, m, d)
     named = [w for w in _SCAN.findall(normalize_date_text(text)) if w in WEEKDAY_WORDS]
     if named and WEEKDAY_WORDS[named[0]] != date.weekday():
-        return (f"{date:%d %B %Y} was a {WEEKDAYS[date.weekday()]}, not a "
-                f"{WEEKDAYS[WEEKDAY_WORDS[named[0]]]}: check the date.")
+        said_day = WEEKDAYS[WEEKDAY_WORDS[named[0]]]
+        hint = "check the date"
+        if reading.swapped is not None and other is not None:
+            y2, m2, d2 = reading.swapped
+            if dt.date(y2, m2, d2).weekday() == WEEKDAY_WORDS[named[0]]:
+                first = "month" if other == "mdy" else "day"
+                hint = (f"read {first} first it is {d2} {MONTHS[m2 - 1].capitalize()} {y2}, a "
+                        f"{said_day}: choose the order {other!r}")
+        return f"{date:%d %B %Y} was a {WEEKDAYS[date.weekday()]}, not a {said_day}: {hint}."
     return None
 
 
