@@ -123,7 +123,10 @@ def translate(model, sources: Sequence[str], tokenizer, max_len: int = 12,
     A source that ``check_date_text`` refuses (no day, month or year, an impossible date, a word
     the translator does not read, ...) is not given to the model: ``translate`` raises ValueError
     naming it and why. So does a tokenizer whose size is not the model's. The outputs are what the
-    model wrote: check them with ``iso_or_none``."""
+    model wrote, right or wrong (this is what accuracy is measured on): before showing one to a
+    person, compare it with the rules' reading, ``translation_message(text, output,
+    rules_reading(text, order))``, which flags an output that is not a real date or not that
+    date (``iso_or_none`` alone catches only the first)."""
     _check_batch_size("translate", batch_size)
     inputs = _checked_inputs("translate", model, sources, tokenizer, order)
     device = next(model.parameters()).device

@@ -306,6 +306,49 @@ def test_the_reading_order_decides_numbers_only():
         check_date_text("12.03.2021", order="ymd")
 
 
+@pytest.mark.parametrize("text", ["03/12th/2021", "12th/03/2021", "the 12th of 03 2021", "3/12th/21",
+                                  "2021/03/12th"])
+def test_an_ordinal_is_the_day_whatever_the_order(text):
+    """An ordinal says which number is the day, in numbers only too: before, '03/12th/2021' read
+    day first and '12th/03/2021' read month first both gave 3 December, and the model agreed, so
+    the widget showed a wrong date as the translation."""
+    for order in ("dmy", "mdy"):
+        assert check_date_text(text, date_tokenizer(), 48, order) is None, order
+        assert read_date(text, order) == (2021, 3, 12), order
+        assert reading_of(text, order).swapped is None  # nothing for the order to decide
+
+
+@pytest.mark.parametrize("text, match", [
+    ("'21/03/12", "'21 is a year (the apostrophe says so), but in a date in numbers a two-digit year comes last"),
+    ("'21.03.12", "a year that comes first needs four digits (2021)"),
+    ("12/'21/03", "'21 is a year"),
+    ("2021/12th/03", "the 12th is a day, but a date that starts with the year has the month second"),
+    ("12/03/21st", "the 21st is a day, not a year"),
+    ("1st/2nd/2021", "writes two numbers as days (1st and 2nd)"),
+    ("12th 21st march", "has two days (12th, 21st) and no year"),
+    ("99/12/31", "99 is neither a day nor a month, and a two-digit year comes last"),
+    ("12 th march 2021", "'th' is read only right after its number, as in '12th'"),
+    ("march 1 st, 2021", "'st' is read only right after its number, as in '1st'"),
+])
+def test_what_contradicts_the_rules_is_refused(text, match):
+    """An apostrophe year that is not last (before: "'21/03/12" read as 21 March 2012, and the model
+    agreed), two ordinals, an ordinal where the month or the year stands, a two-digit year first."""
+    for order in ("dmy", "mdy"):
+        message = check_date_text(text, date_tokenizer(), 48, order)
+        assert message is not None and match in message, (order, message)
+        assert read_date(text, order) is None
+
+
+def test_a_weekday_that_fits_the_other_order_says_so():
+    """'sat 04/03/2021': read day first it is 4 March 2021, a Thursday; month first it is 3 April,
+    a Saturday. The message names the order that fits instead of only 'check the date'."""
+    message = check_date_text("sat 04/03/2021", date_tokenizer(), 48, "dmy")
+    assert message == ("04 March 2021 was a thursday, not a saturday: read month first it is 3 April "
+                       "2021, a saturday: choose the order 'mdy'.")
+    assert check_date_text("sat 04/03/2021", date_tokenizer(), 48, "mdy") is None
+    assert check_date_text("sun 04/03/2021", date_tokenizer(), 48, "dmy").endswith("check the date.")
+
+
 def test_order_tokens():
     assert order_marker("mdy") == "<mdy>" and split_order("<mdy>03/12/2021") == ("mdy", "03/12/2021")
     assert split_order("03/12/2021") == ("dmy", "03/12/2021")

@@ -51,6 +51,13 @@ def test_without_positions(capsys):
     with pytest.raises(AssertionError, match="return the model"):
         nb10.check_without_positions(forgets_to_return)
 
+    def identity_positions(model):  # right for the encoder, but the decoder passes start=
+        model.pos = torch.nn.Identity()
+        return model
+
+    with pytest.raises(AssertionError, match=r"the whole model no longer runs \(TypeError: .*start"):
+        nb10.check_without_positions(identity_positions)
+
 
 def test_one_head():
     ref = reference()

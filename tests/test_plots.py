@@ -321,6 +321,31 @@ def test_cross_attention_grid_draws_each_layer_and_head_on_one_scale():
     assert ticks(panels[0].get_xticklabels()) == ["a", "b", "␣", "c"]
 
 
+def test_cross_attention_grid_hatches_masked_cells_and_shows_spaces_on_both_axes():
+    """The decoder's self-attention (notebook 10): with its causal mask the cells above the
+    diagonal are hatched, not drawn like weights of 0, and the colour bar says so; the encoder's
+    (queries and keys both source pieces): a space is ␣ on the y axis too."""
+    g = torch.Generator().manual_seed(0)
+    causal = torch.ones(3, 3, dtype=torch.bool).tril()
+    ws = [torch.softmax(torch.randn(2, 3, 3, generator=g).masked_fill(~causal, -torch.inf), -1)]
+    fig = cross_attention_grid(ws, ["<bos>", "a", "b"], ["a", "b", "<eos>"], mask=causal)
+    panels = [ax for ax in fig.axes if ax.images]
+    for ax in panels:
+        hatched = [c for c in ax.collections if isinstance(c, PatchCollection)]
+        assert len(hatched) == 1 and len(hatched[0].get_paths()) == 3  # the 3 cells above the diagonal
+        assert hatched[0].get_hatch()
+    assert any("hatched = masked" in ax.get_ylabel() for ax in fig.axes if _is_colour_bar(ax))
+    plt.close(fig)
+    fig = cross_attention_grid(ws, ["a", " ", "b"], ["a", " ", "b"])
+    panel = [ax for ax in fig.axes if ax.images][0]
+    assert ticks(panel.get_yticklabels()) == ticks(panel.get_xticklabels()) == ["a", "␣", "b"]
+    assert not any(isinstance(c, PatchCollection) for c in panel.collections)
+    assert all("masked" not in ax.get_ylabel() for ax in fig.axes if _is_colour_bar(ax))
+    plt.close(fig)
+    with pytest.raises(ValueError, match="cross_attention_grid: mask of shape \\(2, 2\\) does not broadcast"):
+        cross_attention_grid(ws, ["a", "b", "c"], ["a", "b", "c"], mask=torch.ones(2, 2, dtype=torch.bool))
+
+
 def test_cross_attention_grid_keeps_every_source_character_legible(styled):
     """Four heads over 24 source characters: the panels wrap (two per row) rather than thin out
     or rotate the characters, and the figure stays about 10 inches wide."""

@@ -445,6 +445,10 @@ def _scan(text: str) -> tuple[list[tuple[str, str]], str | None]:
         elif p not in MARKS:
             unknown.append(p)
         i += 1
+    loose = [u for u in unknown if u in ORDINAL_SUFFIXES]
+    if loose:  # '12 th march': the suffix is known, but only right after its number
+        example = {"st": "1st", "nd": "2nd", "rd": "3rd", "th": "12th"}[loose[0]]
+        return out, f"{_cut(text)}: {loose[0]!r} is read only right after its number, as in {example!r}."
     if unknown:
         names = ", ".join(_cut(u, 20) for u in dict.fromkeys(unknown))
         return out, (f"Cannot read {names}: a date here is numbers, English month and weekday names "
@@ -465,10 +469,12 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
     complete date (what is missing, a word it cannot read, too many numbers, ...).
 
     The rules: a month word is the month; a four-digit number, or two digits after an apostrophe,
-    is the year; with a month word the other number is the day (a 12th is always a day, and of
-    two small numbers the first is the day); without one, a four-digit year first means
+    is the year; an ordinal (12th) is always the day. With a month word the other number is the
+    day (of two small numbers the first is the day); without one, a four-digit year first means
     year-month-day, otherwise the year comes last and ``order`` says whether the day or the month
-    comes first."""
+    comes first, unless an ordinal says which number is the day ('03/12th/2021' is 12 March in
+    both orders). What contradicts these (an apostrophe year that is not last, two ordinals, an
+    ordinal where the month or the year must stand) is refused."""
     _check_order(order)
     if not isinstance(text, str):
         raise TypeError(f"reading_of: text must be a str, got {type(text).__name__}")
@@ -502,6 +508,8 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
         dayish = [k == "ord" for k, _ in numbers]
         if all(yearish):
             return f"{said} has two years ({a}, {b}) and no day."
+        if all(dayish):
+            return f"{said} has two days ({_ordinal(int(a))}, {_ordinal(int(b))}) and no year."
         if any(yearish):
             year, day = (a, b) if yearish[0] else (b, a)
         elif any(dayish):
@@ -526,14 +534,37 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
             have = {"day", "month"} if len(numbers) == 2 else {"day"}
         return f"{said} is not a complete date: it has {_missing(have)}."
     values = [n for _, n in numbers]
+    kinds = [k for k, _ in numbers]
+    if "apos" in kinds[:2]:
+        n = values[kinds.index("apos")]
+        return (f"{said}: '{n} is a year (the apostrophe says so), but in a date in numbers a "
+                f"two-digit year comes last; a year that comes first needs four digits "
+                f"({_year_of(n)}).")
+    ordinals = [i for i, k in enumerate(kinds) if k == "ord"]
+    if len(ordinals) > 1:
+        days = " and ".join(_ordinal(int(values[i])) for i in ordinals)
+        return (f"{said} writes two numbers as days ({days}): a date has one day; write the month "
+                f"as a word or a plain number.")
     if len(values[0]) == 4:
         y, m, d = values
         if len(m) == 4 or len(d) == 4:
             return f"{said} has more than one four-digit year."
+        if ordinals == [1]:
+            return (f"{said}: the {_ordinal(int(m))} is a day, but a date that starts with the year "
+                    f"has the month second (year-month-day).")
         return DateReading(_year_of(y), int(m), int(d))
     if len(values[1]) == 4:
         return f"{said}: a four-digit year stands first or last, not between the day and the month."
     first, second, y = values
+    if ordinals == [2]:
+        return f"{said}: the {_ordinal(int(y))} is a day, not a year; a date in numbers ends with its year."
+    if len(first) == 2 and int(first) > 31 and len(y) == 2:
+        return (f"{said}: {first} is neither a day nor a month, and a two-digit year comes last in a "
+                f"date in numbers: write a year-first date with four digits (e.g. {_year_of(first)}-"
+                f"{second.zfill(2)}-{y.zfill(2)}).")
+    if ordinals:  # an ordinal is the day whatever the order: '03/12th/2021' is 12 March
+        day, month = (first, second) if ordinals == [0] else (second, first)
+        return DateReading(_year_of(y), int(month), int(day))
     day, month = (first, second) if order == "dmy" else (second, first)
     swapped = None
     if int(first) != int(second) and int(first) <= 12 and int(second) <= 12:
@@ -574,8 +605,15 @@ def _date_problem(text: str, reading: DateReading) -> str | None:
     date = dt.date(y, m, d)
     named = [w for w in _SCAN.findall(normalize_date_text(text)) if w in WEEKDAY_WORDS]
     if named and WEEKDAY_WORDS[named[0]] != date.weekday():
-        return (f"{date:%d %B %Y} was a {WEEKDAYS[date.weekday()]}, not a "
-                f"{WEEKDAYS[WEEKDAY_WORDS[named[0]]]}: check the date.")
+        said_day = WEEKDAYS[WEEKDAY_WORDS[named[0]]]
+        hint = "check the date"
+        if reading.swapped is not None and other is not None:
+            y2, m2, d2 = reading.swapped
+            if dt.date(y2, m2, d2).weekday() == WEEKDAY_WORDS[named[0]]:
+                first = "month" if other == "mdy" else "day"
+                hint = (f"read {first} first it is {d2} {MONTHS[m2 - 1].capitalize()} {y2}, a "
+                        f"{said_day}: choose the order {other!r}")
+        return f"{date:%d %B %Y} was a {WEEKDAYS[date.weekday()]}, not a {said_day}: {hint}."
     return None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import MultiHeadAttention
+from ..attention import MultiHeadAttention, causal_mask
 from ..transformer import Transformer
 from ._common import call, checker
 
@@ -41,6 +41,16 @@ def check_without_positions(fn):
         f"permute its output (difference at most 1e-5), got a difference of {gap:.4f}. Some "
         f"position information still reaches the embeddings: look at what the model adds to "
         f"them before the first layer")
+    tgt = torch.tensor([[1, 3, 4]])  # (1, Lt)
+    try:
+        with torch.no_grad():
+            got(src, tgt, None, causal_mask(3))  # the whole model: the decoder uses model.pos too
+    except Exception as err:  # noqa: BLE001 -- any failure here is the learner's change
+        raise AssertionError(
+            f"the encoder ignores positions now, but the whole model no longer runs "
+            f"({type(err).__name__}: {err}). The decoder calls model.pos(x, start=...) as well: "
+            f"keep model.pos and make it add nothing (e.g. zero its table model.pos.pe), or "
+            f"replace it by a module that also accepts start") from None
 
 
 @checker("Exercise 2 (one head)")

@@ -308,14 +308,16 @@ def weight_bars(
 
 def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequence[str],
                          title: str | None = None, xlabel: str = "source (keys)",
-                         ylabel: str = "output (queries)") -> plt.Figure:
+                         ylabel: str = "output (queries)", mask=None) -> plt.Figure:
     """One heatmap per layer and head (layer by layer; as many heads per row as stay legible),
     all on the scale 0..1 with one colour bar. ``weights`` is a list (one per layer) of
     (num_heads, Lq, Lk) tensors; x ticks are ``src_labels`` (the keys; a space is shown as ␣),
     y ticks ``out_labels`` (the queries). The axis names default to cross-attention's (queries:
     output tokens, keys: source pieces); for self-attention name them with ``xlabel``/``ylabel``
     (the encoder's queries and keys are both source pieces, the decoder's keys are <bos> and the
-    output so far)."""
+    output so far). A space is shown as ␣ on both axes. ``mask`` (boolean, broadcastable to
+    (Lq, Lk), True = may attend: the decoder's causal mask) draws the masked cells hatched grey,
+    unlike a weight of 0, and says so on the colour bar."""
     fn = "cross_attention_grid"
     for name, value in (("xlabel", xlabel), ("ylabel", ylabel)):
         if not isinstance(value, str):
@@ -333,9 +335,15 @@ def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequenc
             raise ValueError(f"{fn}: weights[{i}] must be a non-empty (num_heads, Lt, Ls) tensor "
                              f"like weights[0] {tuple(layers[0].shape)}, got {tuple(w.shape)}")
     n_layers, (n_heads, lt, ls) = len(layers), layers[0].shape
+    def shown(labels):
+        if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+            return labels  # _tick_texts names what is wrong
+        return ["␣" if c == " " else repr(c)[1:-1] if isinstance(c, str) else c for c in labels]
+
     src_ticks = _tick_texts(["␣" if c == " " else repr(c)[1:-1] if isinstance(c, str) else c
                              for c in src_labels], ls, "src_labels", fn)
-    out_ticks = _tick_texts(out_labels, lt, "out_labels", fn)
+    out_ticks = _tick_texts(shown(out_labels), lt, "out_labels", fn)
+    keep = _as_mask(mask, (lt, ls), fn) if mask is not None else None
     # Panels in reading order (layer by layer, head by head), as many per row as fit in about
     # 10 inches with every source character legible (a cell of at least 0.12 in).
     n = n_layers * n_heads
@@ -352,12 +360,14 @@ def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequenc
     im = None
     for k, ax in enumerate(axes):
         layer, head = divmod(k, n_heads)
-        im = _draw_heatmap(ax, layers[layer][head], None, src_ticks, out_ticks, annotate=False,
+        im = _draw_heatmap(ax, layers[layer][head], keep, src_ticks, out_ticks, annotate=False,
                            cmap="viridis", xlabel=xlabel if k + cols >= n else "",
                            ylabel=ylabel if k % cols == 0 else "", vmin=0.0, vmax=1.0,
                            title=f"layer {layer}, head {head}")
         ax.tick_params(labelsize=MIN_FONT_PT)
-    fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
+    masked = keep is not None and not keep.all()
+    fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02,
+                 label="attention weight; hatched = masked" if masked else "attention weight")
     if title:
         fig.suptitle(title)
     _fit_tick_labels(*axes)

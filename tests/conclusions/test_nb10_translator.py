@@ -218,32 +218,72 @@ def test_what_each_kind_of_attention_looks_at(trained, data):
     """Section 5, on the running example and on 200 test dates, seeds 0, 1, 2:
     cross-attention (mean of heads) puts each output number's largest share on the source piece
     that holds it: in layer 0 for the example, and in layer 0 or layer 1 for >= 90 % of the dates
-    (which layer varies: seed 0's layer 1 sends the year's query to the order token); in encoder
-    layer 1 the order token and the year together receive more than 1.5 times the attention that
-    uniform attention would give them (the example) and more than uniform (>= 95 % of the dates);
-    decoder layer 0 gives <bos> and the token just written more than uniform attention would
-    (the example; every date)."""
+    (which layer varies: seed 0's layer 1 sends the year's query to the order token). In encoder
+    layer 1 the year gets more than twice its uniform share for the example and more than its
+    uniform share on >= 90 % of the dates (measured before the prose was written: >= 94 % of the
+    numbers-only and >= 97 % of the word dates in every seed). Decoder layer 0 gives <bos> and the
+    token just written more than half of its attention, more than uniform attention would (the
+    example; every date; measured: at least 0.62).
+
+    What varies between runs, as the notebook says: the order token gets more than its uniform
+    share on most numbers-only dates in one seed and less on most in another (measured: 17 % of
+    them above uniform for seed 0, 94 % and 91 % for seeds 1 and 2), and the rows of '-' in
+    cross layer 0 put more than half their attention on one piece in most dates in one seed and
+    in few in another (measured: 59 % for seed 0, 14 % for seeds 1 and 2)."""
+    from helpers.data.dates import MONTH_WORDS
+
     _, _, test = data
+    order_above, dash_focused = {}, {}
     for seed, (model, tok, _) in trained.items():
-        results = []
+        results, numbers_only = [], []
         for source in ["<dmy>" + EXAMPLE] + [s for s, _ in test[:200]]:
             translation, src, out, maps = attention_maps(model, tok, source)
             layers = [maps["cross"][layer].mean(0) for layer in (0, 1)]  # (Lt, Ls) each
             right = [all(_holds(src[int(c[r].argmax())], out[r]) for r in (0, 2, 4)) for c in layers]
             received = maps["encoder"][1].mean(0).mean(0)  # (Ls,): attention each piece gets
-            anchors = received[0] + received[_year_piece(src, translation[:4])]
-            ratio = (anchors / (2 / len(src))).item()
+            uniform_share = 1 / len(src)
+            year = (received[_year_piece(src, translation[:4])] / uniform_share).item()
+            order = (received[0] / uniform_share).item()
             dec = maps["decoder"][0].mean(0)  # (Lt, Lt)
             rows = range(1, dec.shape[0])
             latest = sum(dec[t, 0].item() + dec[t, t].item() for t in rows) / len(rows)
             uniform = sum(2 / (t + 1) for t in rows) / len(rows)
-            results.append((right[0], right[0] or right[1], ratio, latest > uniform))
+            dash = max(layers[0][t].max().item() for t in (1, 3))
+            results.append((right[0], right[0] or right[1], year, latest, uniform, dash))
+            if not any(p in MONTH_WORDS for p in src):
+                numbers_only.append(order > 1)
         example = results[0]
-        assert example[0] and example[2] > 1.5 and example[3], (seed, example)
-        n = len(results) - 1
-        assert sum(r[1] for r in results[1:]) >= 0.9 * n, seed
-        assert sum(r[2] > 1 for r in results[1:]) >= 0.95 * n, seed
-        assert all(r[3] for r in results[1:]), seed
+        assert example[0] and example[2] > 2 and example[3] > 0.5 and example[3] > example[4], (seed, example)
+        dates = results[1:]
+        n = len(dates)
+        assert sum(r[1] for r in dates) >= 0.9 * n, seed
+        assert sum(r[2] > 1 for r in dates) >= 0.9 * n, seed
+        assert all(r[3] > 0.5 and r[3] > r[4] for r in dates), seed
+        order_above[seed] = sum(numbers_only) / len(numbers_only)
+        dash_focused[seed] = sum(r[5] > 0.5 for r in dates) / n
+    assert min(order_above.values()) < 0.5 < max(order_above.values()), order_above
+    assert min(dash_focused.values()) < 0.5 < max(dash_focused.values()), dash_focused
+    # the notebook's own run (seed 0): the order token below its share, the rows of '-' focused
+    assert order_above[0] < 0.5 and dash_focused[0] > 0.5, (order_above, dash_focused)
+
+
+def test_no_wrong_output_on_held_out_combinations_is_shown_as_an_answer(trained, data):
+    """Section 3 ('a wrong date is never shown as an answer'): the rules read every held-out
+    combination right (all four groups, and the groups rewritten with each kind of year), so every
+    wrong output of the model there is flagged by translation_message, never shown as the
+    translation. Seeds 0, 1, 2."""
+    from helpers.translator import translation_message
+
+    _, _, test = data
+    for year in (None, "yyyy", "yy", "'yy"):
+        for pairs in held_out_group_pairs(test, seed=0, year=year).values():
+            assert [rules_reading(s[5:], s[1:4]) for s, _ in pairs] == [t for _, t in pairs], year
+    for seed, (model, tok, _) in trained.items():
+        wrong = [w for _, ws in _held_out(model, tok, test).values() for w in ws]
+        assert wrong, seed  # something to flag
+        for s, _, p in wrong:
+            message = translation_message(s[5:], p, rules_reading(s[5:], s[1:4]))
+            assert " → no " in message, (seed, message)
 
 
 def _short_run(seed, steps=100, **changes):
@@ -310,12 +350,12 @@ def test_split_order_of_sources_is_what_the_notebook_assumes(data):
 
 def test_the_model_alone_invents_what_is_missing(trained):
     """Section 3 ('why refuse'): handed an incomplete text directly (no check), the trained model
-    writes a real ISO date for every one of the notebook's six incomplete texts. Seeds 0, 1, 2."""
+    writes a real ISO date for every one of the notebook's seven incomplete texts (section 1's). Seeds 0, 1, 2."""
     from helpers import greedy_decode
     from helpers.data import iso_or_none
 
     for seed, (model, tok, _) in trained.items():
-        for text in ["12 mar", "march 12th", "march 2021", "12.03", "2021", "monday"]:
+        for text in ["march 12th", "12 mar", "fri 12 mar", "march 2021", "12.03", "2021", "monday"]:
             src = torch.tensor([tok.encode("<dmy>" + text)])
             out = tok.decode(greedy_decode(model, src, 12, tok.bos_id, tok.eos_id)[0])
             assert iso_or_none(out) is not None, (seed, text, out)
