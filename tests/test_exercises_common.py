@@ -3,7 +3,7 @@
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from helpers.exercises._common import Verdict, call, checker
+from helpers.exercises._common import NotAttempted, Verdict, call, checker
 
 
 @checker("Exercise 9")
@@ -35,3 +35,17 @@ def test_a_verdict_shows_nothing_in_a_notebook():
     # IPython's formatter produces no output at all for it: no stray "False" under the message.
     assert InteractiveShell.instance().display_formatter.format(Verdict(False)) == ({}, {})
     assert repr(Verdict(True)) == "Verdict(correct=True)"
+
+
+@checker("Exercise 8")
+def check_two_parts(fn, prediction):
+    assert call(fn, 2) == 4, "double(2) should be 4"
+    if prediction is None or prediction is Ellipsis:
+        raise NotAttempted("the function is right; now the prediction.")
+
+
+def test_a_first_part_done_says_so_instead_of_not_attempted(capsys):
+    assert not check_two_parts(lambda x: 2 * x, ...)
+    assert capsys.readouterr().out == "Exercise 8: the function is right; now the prediction.\n"
+    assert not check_two_parts(stub, ...)
+    assert "Exercise 8: not attempted yet" in capsys.readouterr().out

@@ -89,6 +89,13 @@ def test_layer_norm_rejects_eps_outside_the_square_root(capsys):
     rejects(check_ln, outside, r"eps=0\.1: largest difference .*standard deviation \+ eps")
 
 
+def test_layer_norm_names_a_missing_mean_subtraction():
+    def rms(x, gamma, beta, eps):  # RMSNorm: no centring
+        return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gamma + beta
+
+    rejects(check_ln, rms, r"without subtracting the token's mean first \(that is RMSNorm")
+
+
 def test_layer_norm_rejects_a_missing_eps(capsys):
     rejects(check_ln, lambda x, g, b, e: ln(x, g, b, 0.0), r"eps=0\.1: .* ignores eps")
 
@@ -101,7 +108,9 @@ def test_layer_norm_predictions_are_checked_with_the_learners_function(capsys):
         assert repr(change) in str(err.value)
     assert not nb07.check_layer_norm(ln)  # the function alone: the predictions are still to come
     assert not nb07.check_layer_norm(ln, dict.fromkeys(UNCHANGED, ...))
-    assert "not attempted yet" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "not attempted" not in out  # the function is done: it says so, and what is left
+    assert out.count("Exercise 1 (LayerNorm from scratch): layer_norm is right. Now predict") == 2
     rejects(lambda fn: nb07.check_layer_norm(fn, {**UNCHANGED, "shift": True}), ln, "the keys are")
 
 
@@ -248,10 +257,15 @@ def test_param_count(capsys):
     def tied_twice(s, t, d, n, f, nf, tie):
         return nb09.transformer_param_count(s, t, d, n, f, nf, False)
 
+    def no_output_bias(s, t, d, n, f, nf, tie):
+        return nb09.transformer_param_count(s, t, d, n, f, nf, tie) - t
+
     rejects(nb09.check_param_count, no_norms, r"got \d+, 320 too few: that is 10 blocks of 2·d_model")
     rejects(nb09.check_param_count, no_final, r"got \d+, 4·d_model = 64 too few")
     rejects(nb09.check_param_count, tied_twice, r"got \d+, d_model·tgt_vocab = 208 too many")
     rejects(nb09.check_param_count, no_attention_biases, "attention's biases")
+    rejects(nb09.check_param_count, no_output_bias,
+            r"got \d+, 13 too few, one per target word: did you count the output projection's bias")
     rejects(nb09.check_param_count, lambda *a: 1000, r"got 1000, expected \d+ \(difference -\d+\)")
 
 

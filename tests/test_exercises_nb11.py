@@ -35,7 +35,7 @@ def test_merge_softmax_stats(capsys):
     assert "not attempted yet" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="Rescale each to the new max"):
         nb11.check_merge_softmax_stats(merge_no_rescale)
-    with pytest.raises(AssertionError, match=r"l should be sum\(exp\(x - m\)\)"):
+    with pytest.raises(AssertionError, match="rescaled only one of the two sums"):
         nb11.check_merge_softmax_stats(merge_rescale_only_first)
     with pytest.raises(AssertionError, match="larger of the two maxima"):
         nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: (torch.minimum(m1, m2), l1))
@@ -43,6 +43,31 @@ def test_merge_softmax_stats(capsys):
         nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: m1)
     assert nb11.check_merge_softmax_stats(merge_right)
     assert "correct" in capsys.readouterr().out
+
+
+def test_merge_softmax_stats_names_the_factors_going_the_wrong_way():
+    def upside_down(m1, l1, m2, l2):
+        m = torch.maximum(m1, m2)
+        return m, l1 * torch.exp(m - m1) + l2 * torch.exp(m - m2)
+
+    with pytest.raises(AssertionError, match=r"factors go the wrong way.*at most 1"):
+        nb11.check_merge_softmax_stats(upside_down)
+
+
+def test_merge_softmax_stats_rescaling_only_the_second_sum_is_named_too():
+    def only_second(m1, l1, m2, l2):
+        m = torch.maximum(m1, m2)
+        return m, l1 + l2 * torch.exp(m2 - m)
+
+    with pytest.raises(AssertionError, match="rescaled only one of the two sums"):
+        nb11.check_merge_softmax_stats(only_second)
+
+
+def test_merge_softmax_stats_other_wrong_sums_are_shown_at_four_decimals():
+    with pytest.raises(AssertionError, match=r"over both blocks: expected \[\d+\.\d{4}, .*\], got \[") as err:
+        nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: (torch.maximum(m1, m2), torch.maximum(l1, l2)))
+    assert not any(len(part) > 12 for part in str(err.value).replace(",", " ").replace("]", " ").split()
+                   if part[0].isdigit())  # no 16-digit floats
 
 
 # ---------------------------------------------------------------- exercise 2

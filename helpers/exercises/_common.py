@@ -13,7 +13,8 @@ __all__ = ["NotAttempted", "Verdict", "call", "checker"]
 
 
 class NotAttempted(Exception):
-    """Raised inside a checker when the learner's answer is still the placeholder."""
+    """Raised inside a checker when the learner's answer is still the placeholder. An optional
+    message replaces "not attempted yet" (for an exercise whose first part is already right)."""
 
 
 def call(fn, *args, **kwargs):
@@ -55,8 +56,9 @@ def checker(name: str):
                 return Verdict(False)
             try:
                 check(answer, *args, **kwargs)
-            except NotAttempted:
-                print(f"{name}: not attempted yet. Fill in your answer above, then run this cell again.")
+            except NotAttempted as still_to_do:
+                print(f"{name}: {still_to_do.args[0]}" if still_to_do.args else
+                      f"{name}: not attempted yet. Fill in your answer above, then run this cell again.")
                 return Verdict(False)
             print(f"{name}: correct!")
             return Verdict(True)

@@ -87,6 +87,12 @@ def check_layer_norm(fn, unchanged_by=None):
         if torch.allclose(got, over * gamma + beta, atol=1e-5):
             raise AssertionError(f"eps={eps}: you normalised over the positions (dim 1); LayerNorm "
                                  "normalises each token over its features, the last dimension")
+        uncentred = x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gamma + beta
+        if torch.allclose(got, uncentred, atol=1e-5):
+            raise AssertionError(f"eps={eps}: largest difference from LayerNorm {_max_diff(got, want):.4f}; "
+                                 "your result divides by the root mean square without subtracting the "
+                                 "token's mean first (that is RMSNorm, notebook 13): LayerNorm centres "
+                                 "each token, then divides by its standard deviation")
         no_eps = centred / std * gamma + beta
         if eps >= 0.01 and torch.allclose(got, no_eps, atol=1e-5):
             raise AssertionError(f"eps={eps}: largest difference from LayerNorm {_max_diff(got, want):.4f}; "
@@ -99,14 +105,18 @@ def check_layer_norm(fn, unchanged_by=None):
     _check_invariances(fn, unchanged_by)
 
 
+_PREDICTIONS_TO_COME = ("layer_norm is right. Now predict which changes leave its output unchanged "
+                        "(True or False for each entry of unchanged_by), then run this cell again.")
+
+
 def _check_invariances(fn, unchanged_by) -> None:
     if unchanged_by is None or unchanged_by is Ellipsis:
-        raise NotAttempted
+        raise NotAttempted(_PREDICTIONS_TO_COME)
     if not isinstance(unchanged_by, dict):
         raise AssertionError(f"unchanged_by: give a dict {{change: True or False}}, got "
                              f"{type(unchanged_by).__name__}")
     if any(unchanged_by.get(k) is None or unchanged_by.get(k) is Ellipsis for k in INVARIANCES):
-        raise NotAttempted
+        raise NotAttempted(_PREDICTIONS_TO_COME)
     bad = {k: v for k, v in unchanged_by.items() if k not in INVARIANCES or not isinstance(v, bool)}
     if bad:
         raise AssertionError(f"unchanged_by: the keys are {list(INVARIANCES)} and each answer is True "

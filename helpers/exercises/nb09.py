@@ -50,6 +50,9 @@ def check_param_count(fn):
         if tie and got == want + d * t:
             raise AssertionError(f"{args}: got {got}, d_model·tgt_vocab = {d * t} too many: with "
                                  "tie_weights=True, how many matrices of that size does the model hold?")
+        if got == want - t:
+            raise AssertionError(f"{args}: got {got}, {t} too few, one per target word: did you count "
+                                 "the output projection's bias? (tying shares its matrix, never its bias)")
         if got == want - n * 3 * 4 * d:
             raise AssertionError(f"{args}: got {got}, {n * 12 * d} too few (12·d_model per layer pair): "
                                  "did you count every attention's biases?")

@@ -2,15 +2,16 @@
 
 Section 3: at d_model = 16 the similarity PE(p)·PE(p + Δ) climbs back (offset 6 above offset 3, a
 rebound above 0.3 within 25 offsets); at d_model = 128 it almost does not within the 25 offsets drawn
-(below 0.01), but does further out, "later and smaller". Sections 1, 5 and 6: with learned or
-sinusoidal positions, shuffling the tokens no longer just shuffles the outputs; added sinusoids give
-diagonals that are not constant while RoPE's are (seeds 0-9 of the random vectors and weights).
+(below 0.01), but does further out, "later and smaller". Sections 1, 5 and 6: without a mask,
+shuffling the tokens just shuffles the outputs; with the causal mask, or with learned or sinusoidal
+positions, it no longer does; added sinusoids give diagonals that are not constant while RoPE's are
+(seeds 0-9 of the random vectors and weights).
 """
 
 import pytest
 import torch
 
-from helpers import MultiHeadAttention, PositionalEncoding, apply_rope, seed_everything
+from helpers import MultiHeadAttention, PositionalEncoding, apply_rope, causal_mask, seed_everything
 from helpers import sinusoidal_positional_encoding as table
 from helpers.exercises.nb06 import _rope
 
@@ -40,6 +41,8 @@ def test_positions_break_the_shuffle_symmetry(seed):
     for add in (lambda t: t + learned(torch.arange(6)), PositionalEncoding(8, max_len=10)):
         xp, xs = add(x), add(x[:, perm])
         assert (mha(xs, xs, xs) - mha(xp, xp, xp)[:, perm]).abs().max() > 0.01
+    xs, causal = x[:, perm], causal_mask(6)  # the control of section 1: a causal mask, no positions
+    assert (mha(xs, xs, xs, causal) - mha(x, x, x, causal)[:, perm]).abs().max() > 0.01
 
 
 @pytest.mark.parametrize("seed", range(10))
