@@ -132,7 +132,7 @@ LAYOUT_JS = """(tol) => {
 
 
 @pytest.fixture(scope="module")
-def chromium_page():
+def chromium_page(request):
     if not os.access(CHROMIUM, os.X_OK):
         if IN_CI:
             pytest.fail(f"CI=true but no Chromium at {CHROMIUM}", pytrace=False)
@@ -143,11 +143,12 @@ def chromium_page():
         if IN_CI:
             pytest.fail("CI=true but the Python package playwright is not installed", pytrace=False)
         pytest.skip("the Python package playwright is not installed (requirements.txt)")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        yield page
-        browser.close()
+    del sync_playwright  # imported above only to learn whether playwright is installed
+    pw = request.getfixturevalue("sync_playwright_session")
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    page = browser.new_page()
+    yield page
+    browser.close()
 
 
 # A diagram is read with whatever sans-serif font the reader's browser has: Helvetica/Arial (Liberation

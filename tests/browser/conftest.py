@@ -52,13 +52,10 @@ def lab_server(chromium_ready, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser(chromium_ready):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=jd.CHROMIUM, args=jd.CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+def browser(chromium_ready, sync_playwright_session):
+    chromium = sync_playwright_session.chromium.launch(executable_path=jd.CHROMIUM, args=jd.CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture(scope="session")
