@@ -15,7 +15,9 @@ def check_split_heads(fn):
     x = torch.arange(2 * 3 * 8, dtype=torch.float32).reshape(2, 3, 8)  # (B, L, d_model)
     got = call(fn, x, 4)
     assert isinstance(got, torch.Tensor), f"return a tensor, got {type(got).__name__}"
-    assert got.shape == (2, 4, 3, 2), f"expected (B, h, L, d_k) = (2, 4, 3, 2), got {tuple(got.shape)}"
+    after_view = ": that is (B, L, h, d_k), the shape after view; transpose(1, 2) moves the head axis first"
+    assert got.shape == (2, 4, 3, 2), (f"expected (B, h, L, d_k) = (2, 4, 3, 2), got {tuple(got.shape)}"
+                                       + (after_view if got.shape == (2, 3, 4, 2) else ""))
     if torch.equal(got, x.reshape(2, 4, 3, 2)):
         raise AssertionError(
             "right shape, wrong numbers: a plain reshape to (B, h, L, d_k) mixes tokens into heads. "
@@ -43,11 +45,16 @@ def check_mha_param_count(fn):
         case = f"d_model={d_model}, num_heads={heads}, bias={bias}: got {got}"
         if got == 3 * d_model * d_model + (3 * d_model if bias else 0):
             raise AssertionError(f"{case}, the size of W_q, W_k and W_v: do not forget the output projection W_o")
+        if not bias and got == 4 * d_model * d_model + 4 * d_model:
+            raise AssertionError(f"{case}: with bias=False the projections have no biases, only the 4 weights")
         if bias and got == 4 * d_model * d_model:
             raise AssertionError(f"{case}, the weights only: each of the 4 projections also has d_model biases")
-        if got == want // heads or got == want * heads:
-            raise AssertionError(f"{case}, which changes with num_heads: the heads share d_model, so the count "
-                                 "does not depend on the number of heads")
+        other = heads * 2 if d_model % (heads * 2) == 0 else 1
+        got_other = call(fn, d_model, other, bias)
+        if got == want // heads or got == want * heads or got_other != got:
+            raise AssertionError(f"{case}, and {got_other} with num_heads={other}: the count changes with the number "
+                                 "of heads, but the heads share d_model (h heads of d_model x d_k side by side are "
+                                 "one d_model x d_model projection), so it does not depend on it")
         if got != want:
             raise AssertionError(f"{case}, which is too {'large' if got > want else 'small'}: count 4 projections "
                                  "of d_model x d_model (plus d_model biases each when bias=True)")
@@ -93,6 +100,12 @@ def check_shapes(answer):
                     "(B, L, h, d_k), the head index first")
         elif step == "q_heads" and got == (b, length, h, d_k):
             hint = ": that is still the shape after view; transpose(1, 2) moves the head axis before L"
+        elif step == "merged" and got in ((b, length, h, d_k), (b, h, length, d_k)):
+            hint = (": the heads are still apart; merging transposes them back and reshapes the h pieces of d_k "
+                    "into one row of d_model features per token, ready for W_o")
+        elif step == "q" and got != want[step] and d_k in got:
+            hint = (f": W_q projects d_model to d_model = {d_model} for all heads at once; the split into heads "
+                    "of d_k comes after")
         elif sorted(got) == sorted(want[step]):
             hint = ": the right sizes in the wrong order"
         raise AssertionError(f"{step}: got {got}, which is not the shape of this step{hint}")
