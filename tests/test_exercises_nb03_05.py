@@ -22,7 +22,6 @@ def rejects(check, fn, match):
 
 
 @pytest.mark.parametrize("check", [nb04.check_sliding_window_mask,
-                                   nb05.check_split_heads,
                                    nb05.check_mha_param_count])
 def test_stub_is_not_attempted(check, capsys):
     assert not check(stub)
@@ -104,15 +103,29 @@ def test_nb04_changed_outputs(capsys):
     rejects(nb04.check_changed_outputs, {**right, "c": "none"}, r"case 'c': expected a list of positions")
 
 
-def test_nb05_split_heads(capsys):
-    def right(x, h):
-        b, n, d = x.shape
-        return x.view(b, n, h, d // h).transpose(1, 2)
+HEAD_1 = {"split": [[2, 3], [6, 7], [10, 11]], "direct view": [[6, 7], [8, 9], [10, 11]]}
 
-    accepts(nb05.check_split_heads, right, capsys)
-    rejects(nb05.check_split_heads, lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "plain reshape")
-    rejects(nb05.check_split_heads, lambda x, h: right(x, h).transpose(2, 3), "expected")
-    rejects(nb05.check_split_heads, lambda x, h: right(x, h).transpose(1, 2), r"the shape after view; transpose\(1, 2\)")
+
+def test_nb05_head_one(capsys):
+    # x = arange(12).view(1, 3, 4), h = 2: the checker's answer is what the two expressions give
+    x = torch.arange(12.0).view(1, 3, 4)
+    assert x.view(1, 3, 2, 2).transpose(1, 2)[0, 1].tolist() == HEAD_1["split"]
+    assert x.view(1, 2, 3, 2)[0, 1].tolist() == HEAD_1["direct view"]
+    assert not nb05.check_head_one(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    accepts(nb05.check_head_one, HEAD_1, capsys)
+    accepts(nb05.check_head_one, {k: torch.tensor(v) for k, v in HEAD_1.items()}, capsys)
+    # the usual mistakes: the two swapped, the same answer twice, head 0 instead of head 1
+    rejects(nb05.check_head_one, {**HEAD_1, "split": HEAD_1["direct view"]}, "'split': .* that is what the direct view gives")
+    rejects(nb05.check_head_one, {**HEAD_1, "direct view": HEAD_1["split"]},
+            "'direct view': .* that is the right split: the direct view has the same shape but not the same numbers")
+    rejects(nb05.check_head_one, {**HEAD_1, "split": [[0, 1], [4, 5], [8, 9]]}, r"that is head 0, each token's first d_k")
+    rejects(nb05.check_head_one, {**HEAD_1, "direct view": [[0, 1], [2, 3], [4, 5]]},
+            "that is head 0 of the direct view, the first 6 numbers")
+    rejects(nb05.check_head_one, {**HEAD_1, "direct view": [[6, 7], [8, 9], [10, 12]]}, "reads the 12 numbers in memory order")
+    rejects(nb05.check_head_one, {**HEAD_1, "split": [[2, 6, 10], [3, 7, 11]]}, r"got shape \(2, 3\): that is \(d_k, L\), transposed")
+    rejects(nb05.check_head_one, {**HEAD_1, "split": "2, 3, 6, 7"}, r"'split': expected head 1 as 3 rows")
+    rejects(nb05.check_head_one, [HEAD_1["split"], HEAD_1["direct view"]], r"expected a dict with the keys \['direct view', 'split'\]")
 
 
 def test_nb05_param_count(capsys):
@@ -164,8 +177,6 @@ def test_nb04_allowed_keys(capsys):
 def test_nb05_messages_say_what_was_got():
     with pytest.raises(AssertionError, match=r"got 3 \* 2\*\*2|d_model=8, num_heads=2, bias=True: got 264"):
         nb05.check_mha_param_count(lambda d, h, b: 4 * d * d + 4 * d - 24)
-    with pytest.raises(AssertionError, match=r"head 0 of token 0 \(batch 0\) holds"):
-        nb05.check_split_heads(lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2).flip(-1))
 
 
 def test_nb05_shapes(capsys):
