@@ -94,9 +94,15 @@ def test_nb01_dot_attention_accepts_the_right_answer(capsys):
         (lambda q, k, v: (torch.softmax(k @ q.T, -1).T @ v, torch.softmax(k @ q.T, -1)),
          r"weights should have shape \(Lq, Lk\) = \(3, 5\)"),
         (lambda q, k, v: (torch.softmax(q @ k.T, -1) @ v * 2, torch.softmax(q @ k.T, -1)),
-         r"(?s)context differs from weights @ values:\n.*Greatest absolute difference"),
+         r"context differs from weights @ values: context\[\d, \d\] should be -?\d\.\d{4}, got -?\d\.\d{4}"),
+        (lambda q, k, v: (torch.softmax(q @ k.T, -1) @ k[:, :2], torch.softmax(q @ k.T, -1)),
+         r"context differs .* You mixed the keys; the context mixes the values"),
         (lambda q, k, v: right_dot_attention(q, q[[0, 1, 2, 0, 1]], v),
-         r"(?s)weights differ from softmax\(queries @ keys.T, dim=-1\):\n.*Greatest absolute difference"),
+         r"weights differ from softmax\(queries @ keys.T, dim=-1\): weights\[\d, \d\] should be 0\.\d{4}, "
+         r"got 0\.\d{4} \(the entry furthest off\)"),
+        # section 5's first idea: divide by the sum (rows sum to 1, some weights negative)
+        (lambda q, k, v: ((q @ k.T / (q @ k.T).sum(-1, keepdim=True)) @ v, q @ k.T / (q @ k.T).sum(-1, keepdim=True)),
+         r"expected weights >= 0, got -\d\.\d{4}: .* dividing the scores by their sum.*the softmax"),
     ],
 )
 def test_nb01_dot_attention_rejects_plausible_mistakes(wrong, match):
@@ -106,16 +112,26 @@ def test_nb01_dot_attention_rejects_plausible_mistakes(wrong, match):
 
 def test_nb01_query_for_mouse(capsys):
     assert_not_attempted(capsys, nb01.check_query(None, X))
-    with pytest.raises(AssertionError, match=r"expected a weight of at least 0.5 on word 5, got 0.4895"):
-        nb01.check_query(X[5], X)  # "mouse"'s own embedding falls just short
+    with pytest.raises(AssertionError, match=r"at least 0.7 on word 5, got 0.4895: it already gets the largest "
+                                             r"weight.*Your query has length 1.2806 of the 2.0 allowed"):
+        nb01.check_query(X[5], X)  # "mouse"'s own embedding: short, and others keep half the weight
+    stretched = X[5] / X[5].norm() * 2  # the same direction at the largest length allowed
+    with pytest.raises(AssertionError, match=r"got 0.6831: .* the others keep 0.3169 \(word 2 0.1346.*opposite sign"):
+        nb01.check_query(stretched, X)
+    with pytest.raises(AssertionError, match=r"got 0.5857: .*opposite sign"):
+        nb01.check_query([0.0, 0.0, 0.0, -2.0], X)  # negative size alone leaves the articles and "chased" at 0
+    with pytest.raises(AssertionError, match=r"got 0.6802"):
+        nb01.check_query(torch.tensor([0.0, 0.6, 0.0, -1.9]), X)  # worse than the own direction
+    with pytest.raises(AssertionError, match=r"the largest weight, 0.\d{4}, is on word 2\)\. Point the query"):
+        nb01.check_query(torch.tensor([0.0, 2.0, 0.0, 0.0]), X)  # "animal" alone prefers "cat"
     with pytest.raises(AssertionError, match="expected a length of at most 2.0, got 12.8"):
         nb01.check_query(X[5] * 10, X)  # scaling up works, but is not allowed
     with pytest.raises(AssertionError, match=r"expected a vector of 4 numbers like the embeddings, got shape \(2,\)"):
         nb01.check_query(torch.tensor([0.0, -1.0]), X)
     with pytest.raises(AssertionError, match="expected finite numbers, got inf or nan"):
         nb01.check_query(torch.tensor([0.0, 0.0, 0.0, float("nan")]), X)
-    assert nb01.check_query(torch.tensor([0.0, 0.6, 0.0, -1.9]), X)
-    assert nb01.check_query([0.0, 0.0, 0.0, -2.0], X)
+    assert nb01.check_query(torch.tensor([-0.5, 0.9, -0.4, -1.6]), X)  # the solution's query: 0.7302
+    assert nb01.check_query([0.0, 1.0, 0.0, -1.7], X)  # less "animal", more "size": 0.7042
 
 
 # --- notebook 02 ------------------------------------------------------------------------------
@@ -157,19 +173,19 @@ def test_nb02_stable_log_softmax_rejects_plausible_mistakes(wrong, match):
 
 def test_nb02_softmax_jacobian(capsys):
     assert_not_attempted(capsys, nb02.check_softmax_jacobian(stub))
-    with pytest.raises(AssertionError, match=r"expected off-diagonal entries like J\[0, 1\] = -0\.\d{4}, got 0\.0000: diag\(p\)"):
+    with pytest.raises(AssertionError, match=r"expected off-diagonal entries like J\[0, 1\] = -0\.\d{4}, got 0\.0000: diag\(a\)"):
         nb02.check_softmax_jacobian(torch.diag)
     with pytest.raises(AssertionError, match=r"expected each column of J to sum to 0.*got column sums \[.*\]: check the sign"):
-        nb02.check_softmax_jacobian(lambda p: torch.diag(p) + torch.outer(p, p))
-    with pytest.raises(AssertionError, match=r"your signs are flipped \(p p\^T - diag\(p\)"):
-        nb02.check_softmax_jacobian(lambda p: torch.outer(p, p) - torch.diag(p))
-    with pytest.raises(AssertionError, match=r"the diagonal p_i\(1 - p_i\) is right, but raising score j"):
-        nb02.check_softmax_jacobian(lambda p: torch.diag(p - p * p))
+        nb02.check_softmax_jacobian(lambda a: torch.diag(a) + torch.outer(a, a))
+    with pytest.raises(AssertionError, match=r"your signs are flipped \(a a\^T - diag\(a\)"):
+        nb02.check_softmax_jacobian(lambda a: torch.outer(a, a) - torch.diag(a))
+    with pytest.raises(AssertionError, match=r"the diagonal a_i\(1 - a_i\) is right, but raising score j"):
+        nb02.check_softmax_jacobian(lambda a: torch.diag(a - a * a))
     # anything else: the entry that is furthest off, in words, not assert_close's dump
-    with pytest.raises(AssertionError, match=r"expected J\[0, 0\] = p_0\(delta_00 - p_0\) = 0\.2247, got "
+    with pytest.raises(AssertionError, match=r"expected J\[0, 0\] = a_0\(delta_00 - a_0\) = 0\.2247, got "
                                              r"0\.4419 \(the entry that is furthest off") as info:
-        nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p) * 0.5)
+        nb02.check_softmax_jacobian(lambda a: torch.diag(a) - torch.outer(a, a) * 0.5)
     assert "Greatest absolute difference" not in str(info.value)
     with pytest.raises(AssertionError, match=r"expected an \(3, 3\) matrix, got shape \(3,\)"):
-        nb02.check_softmax_jacobian(lambda p: p)
-    assert nb02.check_softmax_jacobian(lambda p: torch.diag(p) - torch.outer(p, p))
+        nb02.check_softmax_jacobian(lambda a: a)
+    assert nb02.check_softmax_jacobian(lambda a: torch.diag(a) - torch.outer(a, a))

@@ -22,7 +22,6 @@ def rejects(check, fn, match):
 
 
 @pytest.mark.parametrize("check", [nb04.check_sliding_window_mask,
-                                   nb05.check_split_heads,
                                    nb05.check_mha_param_count])
 def test_stub_is_not_attempted(check, capsys):
     assert not check(stub)
@@ -104,14 +103,29 @@ def test_nb04_changed_outputs(capsys):
     rejects(nb04.check_changed_outputs, {**right, "c": "none"}, r"case 'c': expected a list of positions")
 
 
-def test_nb05_split_heads(capsys):
-    def right(x, h):
-        b, n, d = x.shape
-        return x.view(b, n, h, d // h).transpose(1, 2)
+HEAD_1 = {"split": [[2, 3], [6, 7], [10, 11]], "direct view": [[6, 7], [8, 9], [10, 11]]}
 
-    accepts(nb05.check_split_heads, right, capsys)
-    rejects(nb05.check_split_heads, lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "plain reshape")
-    rejects(nb05.check_split_heads, lambda x, h: right(x, h).transpose(2, 3), "expected")
+
+def test_nb05_head_one(capsys):
+    # x = arange(12).view(1, 3, 4), h = 2: the checker's answer is what the two expressions give
+    x = torch.arange(12.0).view(1, 3, 4)
+    assert x.view(1, 3, 2, 2).transpose(1, 2)[0, 1].tolist() == HEAD_1["split"]
+    assert x.view(1, 2, 3, 2)[0, 1].tolist() == HEAD_1["direct view"]
+    assert not nb05.check_head_one(None)
+    assert "not attempted yet" in capsys.readouterr().out
+    accepts(nb05.check_head_one, HEAD_1, capsys)
+    accepts(nb05.check_head_one, {k: torch.tensor(v) for k, v in HEAD_1.items()}, capsys)
+    # the usual mistakes: the two swapped, the same answer twice, head 0 instead of head 1
+    rejects(nb05.check_head_one, {**HEAD_1, "split": HEAD_1["direct view"]}, "'split': .* that is what the direct view gives")
+    rejects(nb05.check_head_one, {**HEAD_1, "direct view": HEAD_1["split"]},
+            "'direct view': .* that is the right split: the direct view has the same shape but not the same numbers")
+    rejects(nb05.check_head_one, {**HEAD_1, "split": [[0, 1], [4, 5], [8, 9]]}, r"that is head 0, each token's first d_k")
+    rejects(nb05.check_head_one, {**HEAD_1, "direct view": [[0, 1], [2, 3], [4, 5]]},
+            "that is head 0 of the direct view, the first 6 numbers")
+    rejects(nb05.check_head_one, {**HEAD_1, "direct view": [[6, 7], [8, 9], [10, 12]]}, "reads the 12 numbers in memory order")
+    rejects(nb05.check_head_one, {**HEAD_1, "split": [[2, 6, 10], [3, 7, 11]]}, r"got shape \(2, 3\): that is \(d_k, L\), transposed")
+    rejects(nb05.check_head_one, {**HEAD_1, "split": "2, 3, 6, 7"}, r"'split': expected head 1 as 3 rows")
+    rejects(nb05.check_head_one, [HEAD_1["split"], HEAD_1["direct view"]], r"expected a dict with the keys \['direct view', 'split'\]")
 
 
 def test_nb05_param_count(capsys):
@@ -119,16 +133,32 @@ def test_nb05_param_count(capsys):
     rejects(nb05.check_mha_param_count, lambda d, h, b: 3 * d * d + (3 * d if b else 0), "W_o")
     rejects(nb05.check_mha_param_count, lambda d, h, b: 4 * d * d, "biases")
     rejects(nb05.check_mha_param_count, lambda d, h, b: h * (4 * d * d + (4 * d if b else 0)), "number of heads")
+    # one head's d_model x d_k projections counted once: depends on h in a way no fixed formula names
+    rejects(nb05.check_mha_param_count, lambda d, h, b: 4 * d * (d // h) + (4 * d if b else 0),
+            r"got 160, and 96 with num_heads=4: the count changes with the number of heads")
+    rejects(nb05.check_mha_param_count, lambda d, h, b: 4 * d * d + 4 * d, "with bias=False the projections have no biases")
 
 
-def test_nb04_sliding_window_message_names_rows_not_the_answer():
+def test_nb04_sliding_window_message_names_the_rule_broken_not_the_answer():
     def window_from_the_future(n, w):
         i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
         return (j >= i) & (j - i < w)
 
-    with pytest.raises(AssertionError, match=r"query 1: expected 2 allowed keys, got 2") as info:
+    def symmetric_band(n, w):
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        return (i - j).abs() < w
+
+    def too_far_back(n, w):
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        return (j <= i) & (i - j < w + 2)
+
+    with pytest.raises(AssertionError, match=r"(?s)query 0 may see key 1, which is in its future\n"
+                                             r"query 1 may not see key 0 \(1 position back\), which a window of 2 allows") as info:
         nb04.check_sliding_window_mask(window_from_the_future)
     assert "expected\n" not in str(info.value)
+    rejects(nb04.check_sliding_window_mask, symmetric_band, "query 0 may see key 1, which is in its future")
+    rejects(nb04.check_sliding_window_mask, too_far_back,
+            r"query 2 may see key 0, 2 positions back: further than a window of 2 reaches \(itself and the 1 before it\)")
 
 
 def test_nb04_allowed_keys(capsys):
@@ -140,13 +170,13 @@ def test_nb04_allowed_keys(capsys):
     rejects(nb04.check_allowed_keys, {1: [], 3: [2, 3, 4], 5: [3, 4, 5]}, "future key")
     rejects(nb04.check_allowed_keys, {1: [], 3: [3], 5: [3, 4, 5]}, r"leaves out 1 allowed")
     rejects(nb04.check_allowed_keys, [[], [2, 3], [3, 4, 5]], r"expected a dict with the queries \[1, 3, 5\]")
+    rejects(nb04.check_allowed_keys, {1: None, 3: [2, 3], 5: [3, 4, 5]},
+            r"query 1: expected a list of key positions \(0 to 5, or \[\] for none\), got None")
 
 
 def test_nb05_messages_say_what_was_got():
     with pytest.raises(AssertionError, match=r"got 3 \* 2\*\*2|d_model=8, num_heads=2, bias=True: got 264"):
         nb05.check_mha_param_count(lambda d, h, b: 4 * d * d + 4 * d - 24)
-    with pytest.raises(AssertionError, match=r"head 0 of token 0 \(batch 0\) holds"):
-        nb05.check_split_heads(lambda x, h: x.view(x.shape[0], x.shape[1], h, -1).transpose(1, 2).flip(-1))
 
 
 def test_nb05_shapes(capsys):
@@ -164,5 +194,7 @@ def test_nb05_shapes(capsys):
     rejects(nb05.check_shapes, {**right, "q_split": (2, 10, 12, 4)}, r"cut into h pieces of d_k: \(B, L, h, d_k\)")
     rejects(nb05.check_shapes, {**right, "q_heads": (2, 10, 4, 12)}, "still the shape after view; transpose")
     rejects(nb05.check_shapes, {**right, "merged": (2, 48, 10)}, "wrong order")
+    rejects(nb05.check_shapes, {**right, "merged": (2, 10, 4, 12)}, "the heads are still apart; merging")
+    rejects(nb05.check_shapes, {**right, "q": (2, 10, 12)}, r"W_q projects d_model to d_model = 48 for all heads at once")
     rejects(nb05.check_shapes, {**right, "q": "B, L, d"}, r"q: expected a tuple of sizes")
     rejects(nb05.check_shapes, [(2, 10, 48)], "expected a dict with the keys")

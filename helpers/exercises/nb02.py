@@ -67,39 +67,39 @@ def _log_softmax_hint(got: torch.Tensor, x: torch.Tensor) -> str:
 
 @checker("Exercise 2 (softmax_jacobian)")
 def check_softmax_jacobian(fn) -> None:
-    """``fn(p)`` returns the (n, n) Jacobian d softmax(s)_i / d s_j given p = softmax(s)."""
+    """``fn(a)`` returns the (n, n) Jacobian d softmax(s)_i / d s_j given the weights a = softmax(s)."""
     g = torch.Generator().manual_seed(3)
     for s in (torch.tensor([2.0, 1.0, 0.1]), torch.randn(5, generator=g) * 3):
-        p = torch.softmax(s, dim=-1)
-        got = torch.as_tensor(call(fn, p.clone()))
+        a = torch.softmax(s, dim=-1)
+        got = torch.as_tensor(call(fn, a.clone()))
         want = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=-1), s)
-        n = p.shape[0]
+        n = a.shape[0]
         assert got.shape == (n, n), (
-            f"for p of {n} weights expected an ({n}, {n}) matrix, got shape {tuple(got.shape)}")
-        if torch.allclose(got, torch.diag(p), atol=1e-5):
+            f"for a of {n} weights expected an ({n}, {n}) matrix, got shape {tuple(got.shape)}")
+        if torch.allclose(got, torch.diag(a), atol=1e-5):
             raise AssertionError(
-                f"for p = {[round(v, 4) for v in p.tolist()]} expected off-diagonal entries like "
-                f"J[0, 1] = {want[0, 1].item():.4f}, got {got[0, 1].item():.4f}: diag(p) is only "
+                f"for a = {[round(v, 4) for v in a.tolist()]} expected off-diagonal entries like "
+                f"J[0, 1] = {want[0, 1].item():.4f}, got {got[0, 1].item():.4f}: diag(a) is only "
                 "half of it, since raising one score also lowers every other weight")
-        if torch.allclose(got, torch.diag(p) + torch.outer(p, p), atol=1e-5):
+        if torch.allclose(got, torch.diag(a) + torch.outer(a, a), atol=1e-5):
             raise AssertionError(
                 f"expected each column of J to sum to 0 (the weights still sum to one), got column "
-                f"sums {[round(v, 4) for v in got.sum(0).tolist()]}: check the sign of the p p^T "
+                f"sums {[round(v, 4) for v in got.sum(0).tolist()]}: check the sign of the a a^T "
                 "term")
         if torch.allclose(got, -want, atol=1e-5):
             raise AssertionError(
-                f"expected diagonal entries p_i(1 - p_i) > 0, e.g. J[0, 0] = {want[0, 0].item():.4f}, got "
-                f"{got[0, 0].item():.4f}: your signs are flipped (p p^T - diag(p) instead of "
-                "diag(p) - p p^T)")
+                f"expected diagonal entries a_i(1 - a_i) > 0, e.g. J[0, 0] = {want[0, 0].item():.4f}, got "
+                f"{got[0, 0].item():.4f}: your signs are flipped (a a^T - diag(a) instead of "
+                "diag(a) - a a^T)")
         if torch.allclose(got.diagonal(), want.diagonal(), atol=1e-5) and \
                 torch.allclose(got - torch.diag(got.diagonal()), torch.zeros_like(got), atol=1e-8):
             raise AssertionError(
-                f"expected off-diagonal entries -p_i p_j, e.g. J[0, 1] = {want[0, 1].item():.4f}, got "
-                f"{got[0, 1].item():.4f}: the diagonal p_i(1 - p_i) is right, but raising score j also "
+                f"expected off-diagonal entries -a_i a_j, e.g. J[0, 1] = {want[0, 1].item():.4f}, got "
+                f"{got[0, 1].item():.4f}: the diagonal a_i(1 - a_i) is right, but raising score j also "
                 "lowers every other weight i")
         if not torch.allclose(got, want, atol=1e-5):
             i, j = divmod(int((got - want).abs().argmax()), n)
             raise AssertionError(
-                f"for p = {[round(v, 4) for v in p.tolist()]} expected J[{i}, {j}] = p_{i}(delta_{i}{j} "
-                f"- p_{j}) = {want[i, j].item():.4f}, got {got[i, j].item():.4f} (the entry that is "
-                f"furthest off; J[i, j] = dp_i / ds_j)")
+                f"for a = {[round(v, 4) for v in a.tolist()]} expected J[{i}, {j}] = a_{i}(delta_{i}{j} "
+                f"- a_{j}) = {want[i, j].item():.4f}, got {got[i, j].item():.4f} (the entry that is "
+                f"furthest off; J[i, j] = da_i / ds_j)")

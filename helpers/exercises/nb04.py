@@ -38,16 +38,22 @@ def check_sliding_window_mask(fn):
                 f"(exactly `window` keys, itself included)"
             )
         raise AssertionError(f"sliding_window_mask({n}, {window}) is wrong. Your mask:\n{got.int()}\n"
-                             + _row_differences(got, want))
+                             + _window_mistakes(got, want, window))
 
 
-def _row_differences(got: torch.Tensor, want: torch.Tensor, label: str = "query") -> str:
-    """Name the first rows that differ, with their counts of allowed keys (not the answer itself)."""
+def _window_mistakes(got: torch.Tensor, want: torch.Tensor, window: int) -> str:
+    """Say what is wrong with the first (query, key) pairs that differ, by the rule they break
+    (the future, the window's reach), without printing the whole answer."""
     lines = []
-    for index in (got != want).any(-1).nonzero().tolist()[:3]:
-        row = tuple(index)
-        where = f"{label} {row[-1]}" if len(row) == 1 else f"sequence {row[0]}, {label} {row[-1]}"
-        lines.append(f"{where}: expected {int(want[row].sum())} allowed keys, got {int(got[row].sum())}")
+    for i, j in (got != want).nonzero().tolist()[:3]:
+        if got[i, j] and j > i:
+            lines.append(f"query {i} may see key {j}, which is in its future")
+        elif got[i, j]:
+            lines.append(f"query {i} may see key {j}, {i - j} positions back: further than a window of {window} "
+                         f"reaches (itself and the {window - 1} before it)")
+        else:
+            where = "itself" if i == j else f"{i - j} position{'s' if i - j > 1 else ''} back"
+            lines.append(f"query {i} may not see key {j} ({where}), which a window of {window} allows")
     return "\n".join(lines)
 
 
@@ -136,7 +142,11 @@ def check_allowed_keys(answer):
         raise AssertionError(f"expected a dict with the queries {list(_QUERIES)} as keys, got {got}")
     want = _allowed_reference()
     for q in _QUERIES:
-        got = sorted(int(k) for k in answer[q])
+        try:
+            got = sorted(int(k) for k in answer[q])
+        except (TypeError, ValueError):
+            raise AssertionError(f"query {q}: expected a list of key positions (0 to {len(_TOKENS) - 1}, or [] "
+                                 f"for none), got {answer[q]!r}") from None
         if got == want[q]:
             continue
         extra, missing = sorted(set(got) - set(want[q])), sorted(set(want[q]) - set(got))

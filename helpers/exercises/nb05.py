@@ -6,28 +6,57 @@ import torch
 
 from ._common import call, checker
 
-__all__ = ["SHAPE_SIZES", "check_mha_param_count", "check_shapes", "check_split_heads"]
+__all__ = ["SHAPE_SIZES", "check_head_one", "check_mha_param_count", "check_shapes"]
 
 
-@checker("Exercise 1 (split the heads)")
-def check_split_heads(fn):
-    """``fn(x, num_heads)``: (B, L, d_model) -> (B, num_heads, L, d_model // num_heads)."""
-    x = torch.arange(2 * 3 * 8, dtype=torch.float32).reshape(2, 3, 8)  # (B, L, d_model)
-    got = call(fn, x, 4)
-    assert isinstance(got, torch.Tensor), f"return a tensor, got {type(got).__name__}"
-    assert got.shape == (2, 4, 3, 2), f"expected (B, h, L, d_k) = (2, 4, 3, 2), got {tuple(got.shape)}"
-    if torch.equal(got, x.reshape(2, 4, 3, 2)):
-        raise AssertionError(
-            "right shape, wrong numbers: a plain reshape to (B, h, L, d_k) mixes tokens into heads. "
-            "Reshape to (B, L, h, d_k) first, then swap L and h with transpose(1, 2)"
-        )
-    want = x.view(2, 3, 4, 2).transpose(1, 2)
-    if not torch.equal(got, want):
-        b, h, t, _ = ((got != want).nonzero()[0]).tolist()
-        raise AssertionError(
-            f"right shape, wrong numbers: head {h} of token {t} (batch {b}) holds {got[b, h, t].tolist()}, but it "
-            f"must hold the {h}-th slice of width d_k of that token's features, x[b, t, h*d_k:(h+1)*d_k]"
-        )
+# Exercise 1: x = arange(12).view(1, 3, 4) (B = 1, L = 3, d_model = 4), h = 2 heads of d_k = 2.
+_X = torch.arange(12.0).view(1, 3, 4)  # token t holds the features 4t .. 4t + 3
+_HEAD_1 = {"split": _X.view(1, 3, 2, 2).transpose(1, 2)[0, 1].tolist(),  # [[2, 3], [6, 7], [10, 11]]
+           "direct view": _X.view(1, 2, 3, 2)[0, 1].tolist()}  # [[6, 7], [8, 9], [10, 11]]
+_HEAD_0 = {"split": _X.view(1, 3, 2, 2).transpose(1, 2)[0, 0].tolist(), "direct view": _X.view(1, 2, 3, 2)[0, 0].tolist()}
+
+
+def _rows(value, name: str) -> list[list[float]]:
+    """``value`` as a (3, 2) list of numbers, or an AssertionError saying what was expected."""
+    expected = f"{name!r}: expected head 1 as 3 rows (one per position) of 2 numbers (d_k), like [[0, 0], [0, 0], [0, 0]]"
+    try:
+        rows = torch.as_tensor(value, dtype=torch.float32)
+    except (TypeError, ValueError, RuntimeError):
+        raise AssertionError(f"{expected}, got {value!r}") from None
+    if rows.shape != (3, 2):
+        hint = ": that is (d_k, L), transposed" if rows.shape == (2, 3) else ""
+        raise AssertionError(f"{expected}, got shape {tuple(rows.shape)}{hint}")
+    return [[int(v) if float(v).is_integer() else v for v in row] for row in rows.tolist()]
+
+
+@checker("Exercise 1 (the wrong split)")
+def check_head_one(answer):
+    """``answer``: {"split": head 1 by view(B, L, h, d_k).transpose(1, 2), "direct view": head 1 by
+    view(B, h, L, d_k)}, each a (L, d_k) = (3, 2) list, for x = arange(12).view(1, 3, 4) and h = 2."""
+    if not isinstance(answer, dict) or set(answer) != set(_HEAD_1):
+        got = sorted(answer) if isinstance(answer, dict) else type(answer).__name__
+        raise AssertionError(f"expected a dict with the keys {sorted(_HEAD_1)}, got {got}")
+    split = _rows(answer["split"], "split")
+    if split != _HEAD_1["split"]:
+        if split == _HEAD_1["direct view"]:
+            why = "that is what the direct view gives"
+        elif split == _HEAD_0["split"]:
+            why = "that is head 0, each token's first d_k features"
+        else:
+            why = "head 1 of the split holds, for every token, its second slice of d_k features"
+        raise AssertionError(f"'split': you wrote {split}; {why}. view(B, L, h, d_k) keeps each token's 4 features "
+                             "together and cuts them into h = 2 slices of 2; transpose(1, 2) only moves the head axis")
+    direct = _rows(answer["direct view"], "direct view")
+    if direct != _HEAD_1["direct view"]:
+        if direct == _HEAD_1["split"]:
+            why = ("that is the right split: the direct view has the same shape but not the same numbers. view "
+                   "never moves a number; it reads the 12 in memory order and cuts them into (h, L, d_k) blocks")
+        elif direct == _HEAD_0["direct view"]:
+            why = "that is head 0 of the direct view, the first 6 numbers in memory"
+        else:
+            why = ("view reads the 12 numbers in memory order (token 0's 4 features, then token 1's, ...): "
+                   "head 1 is the second block of L x d_k = 6 of them, cut into rows of 2")
+        raise AssertionError(f"'direct view': you wrote {direct}; {why}")
 
 
 def _count(d_model: int, bias: bool) -> int:
@@ -43,11 +72,16 @@ def check_mha_param_count(fn):
         case = f"d_model={d_model}, num_heads={heads}, bias={bias}: got {got}"
         if got == 3 * d_model * d_model + (3 * d_model if bias else 0):
             raise AssertionError(f"{case}, the size of W_q, W_k and W_v: do not forget the output projection W_o")
+        if not bias and got == 4 * d_model * d_model + 4 * d_model:
+            raise AssertionError(f"{case}: with bias=False the projections have no biases, only the 4 weights")
         if bias and got == 4 * d_model * d_model:
             raise AssertionError(f"{case}, the weights only: each of the 4 projections also has d_model biases")
-        if got == want // heads or got == want * heads:
-            raise AssertionError(f"{case}, which changes with num_heads: the heads share d_model, so the count "
-                                 "does not depend on the number of heads")
+        other = heads * 2 if d_model % (heads * 2) == 0 else 1
+        got_other = call(fn, d_model, other, bias)
+        if got == want // heads or got == want * heads or got_other != got:
+            raise AssertionError(f"{case}, and {got_other} with num_heads={other}: the count changes with the number "
+                                 "of heads, but the heads share d_model (h heads of d_model x d_k side by side are "
+                                 "one d_model x d_model projection), so it does not depend on it")
         if got != want:
             raise AssertionError(f"{case}, which is too {'large' if got > want else 'small'}: count 4 projections "
                                  "of d_model x d_model (plus d_model biases each when bias=True)")
@@ -93,6 +127,12 @@ def check_shapes(answer):
                     "(B, L, h, d_k), the head index first")
         elif step == "q_heads" and got == (b, length, h, d_k):
             hint = ": that is still the shape after view; transpose(1, 2) moves the head axis before L"
+        elif step == "merged" and got in ((b, length, h, d_k), (b, h, length, d_k)):
+            hint = (": the heads are still apart; merging transposes them back and reshapes the h pieces of d_k "
+                    "into one row of d_model features per token, ready for W_o")
+        elif step == "q" and got != want[step] and d_k in got:
+            hint = (f": W_q projects d_model to d_model = {d_model} for all heads at once; the split into heads "
+                    "of d_k comes after")
         elif sorted(got) == sorted(want[step]):
             hint = ": the right sizes in the wrong order"
         raise AssertionError(f"{step}: got {got}, which is not the shape of this step{hint}")
