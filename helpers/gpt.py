@@ -43,7 +43,7 @@ from .modern import (
     window_sink_mask,
 )
 from .positional import LearnedPositions, NoPositions, SinusoidalPositions
-from .sampling import sample_next
+from .sampling import filtered_probs, sample_next
 
 __all__ = ["GPT", "GPTBlock", "POSITIONS", "complete_greedy", "flops_per_token", "forward_flops", "sample_sentences"]
 
@@ -307,6 +307,7 @@ class GPT(nn.Module):
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
         banned = _suppress_ids(suppress, self.vocab_size)
+        filtered_probs(torch.zeros(1, self.vocab_size), temperature, top_k, top_p)  # refuse bad settings now
         self._check_length(ids.shape[1] + max_new_tokens, f"a prompt of {ids.shape[1]} tokens plus "
                            f"{max_new_tokens} new ones")
         was_training = self.training
@@ -325,6 +326,9 @@ class GPT(nn.Module):
 
 
 def _suppress_ids(suppress, vocab_size: int) -> list[int]:
+    if isinstance(suppress, str | bytes):
+        raise TypeError(f"GPT.generate: suppress must be a sequence of token ids (ints), got the string "
+                        f"{suppress!r}")
     try:
         banned = [int(i) for i in suppress]
     except (TypeError, ValueError):
@@ -369,6 +373,11 @@ def sample_sentences(model, n: int, temperature: float = 1.0, top_k: int | None 
     a sample is one the model chose; each id is written out as it is (nothing is dropped)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"sample_sentences: n must be an int >= 1 (how many sentences), got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"sample_sentences: seed must be an int (it seeds the sampler), got {seed!r}")
+    if getattr(model, "vocab_size", None) != len(tl.VOCAB):
+        raise ValueError(f"sample_sentences: the model must be a GPT over the toy language's {len(tl.VOCAB)} "
+                         f"tokens (tl.VOCAB), got one with vocab_size={getattr(model, 'vocab_size', None)!r}")
     device = next(model.parameters()).device
     prompt_ids = [1] + tl.encode(prompt)  # "." starts every prompt, like the training rows
     ids = torch.tensor([prompt_ids] * n, device=device)  # (n, L0)
@@ -404,6 +413,8 @@ def flops_per_token(model: GPT, context: int, training: bool = False) -> int:
     twice the forward), i.e. about 6 N per token."""
     if isinstance(context, bool) or not isinstance(context, int) or context < 1:
         raise ValueError(f"flops_per_token: context must be an int >= 1, got {context!r}")
+    if not isinstance(training, bool):
+        raise TypeError(f"flops_per_token: training must be True or False, got {training!r}")
     forward = 2 * _matmul_weights(model) + len(model.blocks) * 2 * 2 * context * model.d_model
     return 3 * forward if training else forward
 

@@ -110,6 +110,8 @@ def filtered_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | 
                               or not 0.0 < top_p <= 1.0):
         raise ValueError(f"filtered_probs: top_p must be None (no top-p filter) or a number p in (0, 1], "
                          f"got {_checks.got(top_p)}")
+    if torch.isneginf(logits).all(dim=-1).any():
+        raise ValueError("a row of logits is -inf everywhere: there is no token to sample")
     if temperature == 0:
         return torch.zeros_like(logits).scatter_(-1, logits.argmax(dim=-1, keepdim=True), 1.0)
     scaled = _divide(logits, temperature)

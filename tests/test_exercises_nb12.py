@@ -31,7 +31,7 @@ def test_min_p(capsys):
     assert "not attempted yet" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="scales the threshold"):
         nb12.check_min_p_filter(min_p_absolute)
-    with pytest.raises(AssertionError, match="the kept tokens should be"):
+    with pytest.raises(AssertionError, match="min-p compares probabilities"):
         nb12.check_min_p_filter(min_p_on_logits)
     assert nb12.check_min_p_filter(min_p_right)
 
@@ -75,6 +75,20 @@ def _logp(model, text, drop_last=False, shift=False):
     return float(per[:-1].sum() if drop_last else per.sum())
 
 
+def _logp_mean(model, text):
+    ids = torch.tensor([[1] + tl.encode(text)])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids)[0, :-1], -1)
+    return float(logp.gather(-1, ids[0, 1:, None]).mean())
+
+
+def _logp_without_start(model, text):  # feeds the sentence without the start token '.'
+    ids = torch.tensor([tl.encode(text)])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids)[0, :-1], -1)
+    return float(logp.gather(-1, ids[0, 1:, None]).sum())
+
+
 def test_sentence_log_prob(capsys):
     assert not nb12.check_sentence_log_prob(stub)
     assert "not attempted yet" in capsys.readouterr().out
@@ -82,6 +96,12 @@ def test_sentence_log_prob(capsys):
         nb12.check_sentence_log_prob(lambda m, t: _logp(m, t, drop_last=True))
     with pytest.raises(AssertionError, match="shift by one"):
         nb12.check_sentence_log_prob(lambda m, t: _logp(m, t, shift=True))
+    with pytest.raises(AssertionError, match="a loss"):
+        nb12.check_sentence_log_prob(lambda m, t: -_logp(m, t))
+    with pytest.raises(AssertionError, match="the mean over tokens"):
+        nb12.check_sentence_log_prob(_logp_mean)
+    with pytest.raises(AssertionError, match="start token"):
+        nb12.check_sentence_log_prob(_logp_without_start)
     with pytest.raises(AssertionError, match="expected a log-probability"):
         nb12.check_sentence_log_prob(lambda m, t: _logp(m, t) - 1.0)
     assert nb12.check_sentence_log_prob(_logp)
@@ -106,4 +126,6 @@ def test_flops_per_token(capsys):
         nb12.check_flops_per_token(flops_without_head)
     with pytest.raises(AssertionError, match="two products"):
         nb12.check_flops_per_token(flops_without_attention)
+    with pytest.raises(AssertionError, match="forward pass"):
+        nb12.check_flops_per_token(lambda *a: 3 * flops_right(*a))
     assert nb12.check_flops_per_token(flops_right)

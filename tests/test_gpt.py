@@ -77,6 +77,10 @@ def test_generate_restores_training_mode():
     (lambda m: m.generate(torch.zeros(1, 2, dtype=torch.long), 3, top_p=0.0), r"p in \(0, 1\]"),
     (lambda m: m.generate(torch.zeros(1, 2, dtype=torch.long), 3, temperature=-1), "temperature"),
     (lambda m: m.generate(torch.zeros(1, 2, dtype=torch.long), -1), "max_new_tokens"),
+    # settings are refused even when nothing is generated (they were silently accepted)
+    (lambda m: m.generate(torch.zeros(1, 2, dtype=torch.long), 0, temperature=-1), "temperature"),
+    (lambda m: m.generate(torch.zeros(1, 2, dtype=torch.long), 0, top_k=-3), "top_k"),
+    (lambda m: m.generate(torch.zeros(1, 2, dtype=torch.long), 0, top_p=1.5), "top_p"),
 ])
 def test_errors(call, match):
     with pytest.raises(ValueError, match=match):
@@ -642,3 +646,38 @@ def test_both_sink_positions_stream_exactly_with_the_rolling_cache(sink_position
         assert not torch.allclose(other(ids)[:, 5:], full[:, 5:])
     with pytest.raises(ValueError, match="sink_positions must be one of"):
         m.set_window(3, 1, "relative")
+
+
+def test_suppress_given_as_a_string_is_refused_not_read_digit_by_digit():
+    with pytest.raises(TypeError, match="suppress must be a sequence of token ids"):
+        small().generate(torch.ones(1, 1, dtype=torch.long), 1, suppress="12")  # was: ids 1 and 2
+
+
+def test_sample_sentences_refuses_a_model_of_another_vocabulary_and_a_bad_seed():
+    for vocab in (10, 40):  # was: wrong words (10) or a bare IndexError (40)
+        m = GPT(vocab, d_model=16, num_heads=2, num_layers=1, d_ff=16, max_len=32)
+        with pytest.raises(ValueError, match=r"toy language's 27 tokens .* vocab_size=" + str(vocab)):
+            sample_sentences(m, 2)
+    m = GPT(len(tl.VOCAB), d_model=16, num_heads=2, num_layers=1, d_ff=16, max_len=32)
+    for seed in (1.5, None, True):
+        with pytest.raises(TypeError, match="seed must be an int"):
+            sample_sentences(m, 2, seed=seed)
+
+
+def test_flops_per_token_training_must_be_a_bool():
+    with pytest.raises(TypeError, match="training must be True or False"):
+        flops_per_token(small(), 3, training="yes")
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_backward_pass_costs_twice_the_forward_as_pytorch_counts_it(tie):
+    """Notebook 12, section 4: forward + backward = 3 x the forward, measured by FlopCounterMode."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    m, ids = small(tie), torch.randint(0, 11, (3, 9))
+    with FlopCounterMode(display=False) as fwd:
+        m(ids, need_weights=True)
+    with FlopCounterMode(display=False) as both:
+        m(ids, need_weights=True).logsumexp(-1).mean().backward()
+    assert fwd.get_total_flops() == 3 * forward_flops(m, 9)  # 3 rows
+    assert both.get_total_flops() == 3 * fwd.get_total_flops()

@@ -78,6 +78,8 @@ def test_sampler_is_repeatable_with_generator():
     (lambda z: sample_next(z, temperature=-0.1), "temperature"),
     (lambda z: sample_next(z, temperature=float("nan")), "temperature"),
     (lambda z: sample_next(z.fill_(float("-inf"))), "no token to sample"),
+    (lambda z: sample_next(z.fill_(float("-inf")), temperature=0), "no token to sample"),  # was: id 0
+    (lambda z: filtered_probs(z.fill_(float("-inf")), temperature=0), "no token to sample"),
     (lambda z: sample_next(z * float("nan")), "NaN"),
 ])
 def test_bad_arguments(call, match):

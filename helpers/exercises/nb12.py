@@ -32,6 +32,12 @@ def check_min_p_filter(fn):
                 "you compare each probability with p_min itself; min-p scales the threshold by the "
                 "probability of the most likely token: keep p_i >= p_min * max_j p_j"
             )
+        on_logits = logits >= p_min * logits.max(dim=-1, keepdim=True).values
+        if torch.equal(~torch.isneginf(got), on_logits) and not torch.equal(on_logits, keep):
+            raise AssertionError(
+                "you compare the logits; min-p compares probabilities: softmax the logits first, then "
+                "keep p_i >= p_min * max_j p_j"
+            )
         assert torch.equal(~torch.isneginf(got), keep), (
             f"with p_min={p_min} the kept tokens should be {keep.int().tolist()} (1 = kept), got "
             f"{(~torch.isneginf(got)).int().tolist()}"
@@ -76,6 +82,17 @@ def check_sentence_log_prob(fn):
         want = per_token.sum().item()
         got = call(fn, model, text)
         got = float(got)
+        if math.isclose(got, -want, abs_tol=1e-4):
+            raise AssertionError(f"{text!r}: you returned {got:.4f}, the negative log-probability (a loss); "
+                                 "a log-probability is <= 0: sum log p, do not negate it")
+        if math.isclose(got, per_token.mean().item(), abs_tol=1e-4):
+            raise AssertionError(f"{text!r}: you returned the mean over tokens; the sentence's "
+                                 "log-probability is the sum of its tokens' log-probabilities")
+        with torch.no_grad():
+            no_start = torch.log_softmax(model(ids[:, 1:])[0, :-1].double(), dim=-1)  # without the '.'
+        if math.isclose(got, no_start.gather(-1, ids[0, 2:, None]).sum().item(), abs_tol=1e-4):
+            raise AssertionError(f"{text!r}: feed the start token '.' first: the first word is predicted "
+                                 "from it, and its log-probability counts too")
         if math.isclose(got, want - per_token[-1].item(), abs_tol=1e-4):
             raise AssertionError(f"{text!r}: the final '.' is a token too: include its log-probability")
         shifted = torch.log_softmax(model(ids)[0, 1:].double(), dim=-1)
@@ -98,7 +115,9 @@ def check_flops_per_token(fn):
         weights = n * (4 * d * d + 2 * d * f) + v * d
         attention = n * 2 * 2 * c * d
         hint = ""
-        if got == want - 2 * v * d:
+        if got == 3 * want:
+            hint = " That is a training step's count (forward + backward); the exercise asks for the forward pass."
+        elif got == want - 2 * v * d:
             hint = " The output layer multiplies the token too: 2 * |V| * d_model."
         elif got == want - attention:
             hint = " Attention's two products (Q K^T and A V) cost 2 * 2 * context * d_model per layer."

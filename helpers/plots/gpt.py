@@ -8,13 +8,13 @@ __all__ = ["accuracy_curves_plot", "loss_vs_entropy_plot", "tradeoff_plot"]
 
 
 def loss_vs_entropy_plot(history: dict, entropy: float, val_loss: float | None = None, ax=None):
-    """Training loss per logged step, and the language's entropy rate as a horizontal line."""
+    """Training loss per logged step, and the language's entropy rate (nats per token) as a horizontal line."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3))
     ax.plot(history["step"], history["loss"], marker="o", label="training loss")
-    ax.axhline(entropy, color="black", linestyle="--", label="entropy of the language")
+    ax.axhline(entropy, color="black", linestyle="--", label="entropy rate of the language")
     if val_loss is not None:
         ax.plot([history["step"][-1]], [val_loss], marker="s", color="C3", linestyle="none",
                 label="validation loss")

@@ -25,16 +25,20 @@ def _step_flops(forward):
 
 @pytest.fixture(scope="module")
 def date_flops():
-    """FLOPs of one training step of each model, measured as notebook 12 measures them (the
-    encoder-decoder: the mean of ten batches of 64 pairs; the decoder-only model: 64 rows of 46)."""
+    """FLOPs of one training step of each model, measured as notebook 12 measures them: the mean
+    of the same ten batches of 64 pairs, each padded to its own longest row (the encoder-decoder by
+    ``collate``, the decoder-only rows cut after their batch's longest row)."""
     task = date_task()
     runs = train_date_models(seed=0, device="cpu")
     encdec, gpt = runs["encdec"][0], runs["gpt"][0]
     batches = [collate(task["train_pairs"][i:i + 64], task["tok"]) for i in range(0, 640, 64)]
     ed = sum(_step_flops(lambda b=b: encdec(b.src, b.tgt_in, b.src_mask, b.tgt_mask, need_weights=True))
              for b in batches) / len(batches)
-    dg = _step_flops(lambda: gpt(task["x"][:64], need_weights=True))
-    return ed, dg
+    rows = [task["x"][i:i + 64] for i in range(0, 640, 64)]
+    cut = [r[:, :int((r != task["tok"].pad_id).sum(1).max())] for r in rows]
+    dg = sum(_step_flops(lambda r=r: gpt(r, need_weights=True)) for r in cut) / len(cut)
+    dg_46 = _step_flops(lambda: gpt(task["x"][:64], need_weights=True))
+    return ed, dg, dg_46
 
 
 @pytest.fixture(scope="module")
@@ -58,28 +62,46 @@ def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(s
     """Conclusion (notebook 12, section 2): per step the encoder-decoder is ahead for the first
     300 steps, the decoder-only model from step 500 to the end, and it reaches 99 % first; after
     2,000 steps the decoder-only model is at >= 99 %, the encoder-decoder at >= 91 %; per FLOP the
-    encoder-decoder reaches 90 % first. Each decoder-only step costs about twice as much.
+    encoder-decoder reaches 30 % first. Each decoder-only step costs about 1.8 times as much.
     Seeds: 0, 1, 2 (initialisation and data order). Variation: the notebook's "Try it" is these
-    other seeds. Control: the FLOPs of a step, counted by PyTorch, for the per-compute ranking."""
+    other seeds. Control: the FLOPs of a step, counted by PyTorch with the same padding rule for
+    both models (each batch padded to its longest row).
+
+    Exploration (review gpt12): with the decoder-only rows counted at 46 positions (the longest row
+    of the whole set) while the encoder-decoder's batches are padded per batch, the encoder-decoder
+    reached 90 % first at all three seeds; with the same rule for both (2.58 instead of 2.78
+    GFLOPs per decoder-only step) seed 0 reaches 90 % with 2.582 against 2.589 TFLOPs, i.e. the
+    decoder-only model first. 30 %: 0.86 vs 1.03, 0.72 vs 1.29, 0.72 vs 1.03 TFLOPs.
+    Control for the one difference in recipe (the encoder-decoder keeps notebook 10's label
+    smoothing of 0.1): trained without it at seeds 0, 1, 2 (not cached, about 2 minutes each), the
+    encoder-decoder ended at 0.913, 0.970, 0.970 (with it: 0.913, 0.993, 0.983), ahead at steps
+    100-300 and behind from step 500 on at every seed, as with it."""
     steps, ed, dg = date_runs[seed]
     assert steps == list(range(100, 2001, 100))
     assert all(ed[i] > dg[i] for i, s in enumerate(steps) if s <= 300), (ed[:3], dg[:3])
     assert all(dg[i] > ed[i] for i, s in enumerate(steps) if s >= 500), (ed[4:], dg[4:])
     assert _first(steps, dg, 0.99) < (_first(steps, ed, 0.99) or 10**9), (_first(steps, dg, 0.99), _first(steps, ed, 0.99))
-    assert dg[-1] >= 0.99 and 0.91 <= ed[-1] < 0.995, (ed[-1], dg[-1])  # "91 % to 99 %"
-    flops_ed, flops_dg = date_flops
-    assert 1.5 < flops_dg / flops_ed < 3.0  # "about twice as much"
-    assert _first(steps, ed, 0.90) * flops_ed < _first(steps, dg, 0.90) * flops_dg, (_first(steps, ed, 0.9), _first(steps, dg, 0.9))
+    assert dg[-1] >= 0.99, dg[-1]
+    assert 0.91 <= ed[-1] < 0.995, ed[-1]  # "91 % to 99 %"
+    flops_ed, flops_dg, flops_46 = date_flops
+    assert 1.7 < flops_dg / flops_ed < 1.9  # "about 1.8 times as much"
+    assert flops_dg < flops_46  # padding to the longest row of the whole set wastes work
+    assert _first(steps, ed, 0.30) * flops_ed < _first(steps, dg, 0.30) * flops_dg, (_first(steps, ed, 0.3), _first(steps, dg, 0.3))
 
 
-def test_per_flop_order_at_higher_levels_changes_from_seed_to_seed(date_runs, date_flops):
-    """Conclusion (notebook 12, section 2): above 90 %, which model reaches a level with less
-    compute is not the same at every seed (at 95 %: both orders occur among seeds 0-2)."""
-    flops_ed, flops_dg = date_flops
+@pytest.mark.parametrize("level", [0.90, 0.95])
+def test_per_flop_order_at_higher_levels_changes_from_seed_to_seed(level, date_runs, date_flops):
+    """Conclusion (notebook 12, section 2): at 90 % and at 95 %, which model reaches the level with
+    less compute is not the same at every seed (both orders occur among seeds 0-2); at seed 0 both
+    reach 90 % with the same compute within 1 %."""
+    flops_ed, flops_dg, _ = date_flops
     never = 10**9
-    ed_first = {seed: (_first(steps, ed, 0.95) or never) * flops_ed < (_first(steps, dg, 0.95) or never) * flops_dg
-                for seed, (steps, ed, dg) in date_runs.items()}
-    assert set(ed_first.values()) == {True, False}, ed_first
+    compute = {seed: ((_first(steps, ed, level) or never) * flops_ed, (_first(steps, dg, level) or never) * flops_dg)
+               for seed, (steps, ed, dg) in date_runs.items()}
+    assert {e < d for e, d in compute.values()} == {True, False}, compute
+    if level == 0.90:
+        e, d = compute[0]
+        assert abs(e / d - 1) < 0.01, compute[0]
 
 
 @pytest.fixture(scope="module")
@@ -98,33 +120,42 @@ def test_the_language_model_is_close_to_the_grammar(seed, language_models):
     loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), data["val_y"].flatten(), ignore_index=-100).item()
     grammar = -sum(tl.log_prob(s) for s in data["val_texts"]) / int((data["val_y"] >= 0).sum())
     assert loss < grammar + 0.05, (loss, grammar)
-    assert 0.005 < grammar - tl.packed_best_loss(data["val_texts"], 32) < 0.02
+    assert 0.005 < grammar - tl.packed_best_loss(data["val_texts"], 32) < 0.02  # "about 0.01"
 
 
+@pytest.mark.parametrize("sampling_seed", (0, 1, 2, 3))
 @pytest.mark.parametrize("seed", SEEDS)
-def test_sampling_trades_quality_for_diversity(seed, language_models):
+def test_sampling_trades_quality_for_diversity(seed, sampling_seed, language_models):
     """Conclusion (notebook 12, section 7): of 300 samples at least 97 % parse at tau <= 0.5, and
-    from tau = 0.5 on every step up in temperature lowers the share; at every tau >= 80 % of the
+    from tau = 0.75 on every step up in temperature lowers the share; at every tau >= 80 % of the
     samples are different; fewer shapes at tau 0.1 than 1, at 1 than 2; top-p 0.5 parses more than
     top-p 1 and top-p 0.3 gives fewer shapes. And <pad> appears at tau = 2 unless suppressed.
-    Seeds: 0, 1, 2 of the model (the sampling seed is the notebook's, 0)."""
+    Seeds: 0, 1, 2 of the model x 0-3 of the sampler (a GPU draws another stream than the CPU).
+
+    Exploration (review gpt12, model seeds 0-2 x sampling seeds 0-3): between tau = 0.5 and 0.75
+    the share fell by only 1-6 samples of 300 (0.993 -> 0.990 once), so the notebook no longer
+    claims that step; from 0.75 on each step fell by >= 4 points in all 12 runs."""
     lm = language_models[seed]
     temperatures = [0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
 
     def measure(**kwargs):
-        texts = sample_sentences(lm, 300, seed=0, **kwargs)
+        texts = sample_sentences(lm, 300, seed=sampling_seed, **kwargs)
         return sum(map(tl.is_sentence, texts)) / 300, len(set(texts)), len(set(map(tl.shape, texts)))
 
     by_temp = {t: measure(temperature=t) for t in temperatures}
     share = {t: v[0] for t, v in by_temp.items()}
     shapes = {t: v[2] for t, v in by_temp.items()}
     assert min(share[t] for t in (0.1, 0.25, 0.5)) >= 0.97, share
-    assert all(share[a] > share[b] for a, b in zip(temperatures[2:], temperatures[3:], strict=False)), share
+    assert all(share[a] > share[b] for a, b in zip(temperatures[3:], temperatures[4:], strict=False)), share
     assert min(v[1] for v in by_temp.values()) >= 240
     assert shapes[0.1] < shapes[1.0] < shapes[2.0], shapes
     top_p = {p: measure(temperature=1.0, top_p=p) for p in (0.3, 0.5, 1.0)}
-    assert top_p[0.5][0] > top_p[1.0][0] and top_p[0.3][2] < top_p[1.0][2], top_p
+    assert top_p[0.5][0] > top_p[1.0][0], top_p
+    assert top_p[0.3][2] < top_p[1.0][2], top_p
     prompt = torch.ones(300, 1, dtype=torch.long)
-    hot = lm.generate(prompt, 16, temperature=2.0, generator=torch.Generator().manual_seed(0))
-    safe = lm.generate(prompt, 16, temperature=2.0, generator=torch.Generator().manual_seed(0), suppress=[0])
-    assert (hot == 0).any(1).sum() > 0 and not (safe == 0).any()
+    gen = torch.Generator().manual_seed(sampling_seed)
+    hot = lm.generate(prompt, 16, temperature=2.0, generator=gen)
+    safe = lm.generate(prompt, 16, temperature=2.0, generator=torch.Generator().manual_seed(sampling_seed),
+                       suppress=[0])
+    assert (hot == 0).any(1).sum() > 0
+    assert not (safe == 0).any()
