@@ -30,6 +30,13 @@ SLOW_FIRST = (
 )
 
 
+# Cells that train a model for minutes when the cache is empty (notebook 12's two date models,
+# 2,000 steps each on one thread: about 2-5 min each on a 2-core machine, more while other workers
+# run) get a longer limit than pytest-timeout's 300 s; a hung cell still fails.
+LONG_TRAINING_CALLS = ("train_date_model(",)
+LONG_TRAINING_TIMEOUT_S = 900
+
+
 def slow_rank(nodeid: str) -> int:
     """Where a test's file goes: its place in SLOW_FIRST, or after all of them."""
     return next((i for i, prefix in enumerate(SLOW_FIRST) if nodeid.startswith(prefix)),
@@ -57,6 +64,10 @@ def pytest_collection_modifyitems(config, items):
     """Slow files first (stable otherwise: the rest keeps pytest's order); every test under
     tests/conclusions carries the ``conclusions`` marker, and is left out unless asked for."""
     items.sort(key=lambda item: slow_rank(item.nodeid))
+    for item in items:
+        source = getattr(getattr(item, "cell", None), "source", "")
+        if isinstance(source, str) and any(call in source for call in LONG_TRAINING_CALLS):
+            item.add_marker(pytest.mark.timeout(LONG_TRAINING_TIMEOUT_S))
     if config is None:
         return
     conclusions = [item for item in items if item.nodeid.startswith(CONCLUSIONS)]

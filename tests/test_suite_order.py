@@ -126,6 +126,7 @@ class MarkableItem(Item):
 
     def add_marker(self, marker):
         self.markers.append(marker.name)
+        self.marks = [*getattr(self, "marks", []), marker.mark]
 
 
 class FakeConfig:
@@ -150,3 +151,20 @@ def test_conclusions_tests_are_marked_and_left_out_unless_asked_for(conclusions,
     assert [i.nodeid for i in config.deselected] == ([] if kept else ["tests/conclusions/test_nb05_heads.py::test_b"])
     marked = [i for i in items + config.deselected if "conclusions" in i.markers]
     assert [i.nodeid for i in marked] == ["tests/conclusions/test_nb05_heads.py::test_b"]
+
+
+def test_cells_that_train_a_date_model_get_a_longer_timeout():
+    """A cold run of notebook 12 trains its date models for minutes in one cell each: those cells,
+    and only those, get LONG_TRAINING_TIMEOUT_S instead of pytest-timeout's 300 s."""
+    conftest = _root_conftest()
+    items = [MarkableItem("notebooks/12_decoder_only_gpt.ipynb::Cell 23"),
+             MarkableItem("notebooks/12_decoder_only_gpt.ipynb::Cell 2"), MarkableItem("tests/test_gpt.py::test_a")]
+    items[0].cell = type("Cell", (), {"source": 'encdec, hist = train_date_model("encdec", seed=0)'})()
+    items[1].cell = type("Cell", (), {"source": "from helpers.experiments import train_date_model"})()
+    conftest.pytest_collection_modifyitems(None, items)
+    for i in items:
+        i.marks = getattr(i, "marks", [])
+    timeouts = {i.nodeid: [m.args[0] for m in i.marks if m.name == "timeout"] for i in items}
+    assert timeouts == {"notebooks/12_decoder_only_gpt.ipynb::Cell 23": [conftest.LONG_TRAINING_TIMEOUT_S],
+                        "notebooks/12_decoder_only_gpt.ipynb::Cell 2": [], "tests/test_gpt.py::test_a": []}
+    assert conftest.LONG_TRAINING_TIMEOUT_S > 300
