@@ -43,7 +43,7 @@ from .modern import (
     window_sink_mask,
 )
 from .positional import LearnedPositions, NoPositions, SinusoidalPositions
-from .sampling import filtered_probs, sample_next
+from .sampling import check_settings, sample_next
 
 __all__ = ["GPT", "GPTBlock", "POSITIONS", "complete_greedy", "flops_per_token", "forward_flops", "sample_sentences"]
 
@@ -307,7 +307,7 @@ class GPT(nn.Module):
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
         banned = _suppress_ids(suppress, self.vocab_size)
-        filtered_probs(torch.zeros(1, self.vocab_size), temperature, top_k, top_p)  # refuse bad settings now
+        check_settings(temperature, top_k, top_p)  # also when no token is generated
         self._check_length(ids.shape[1] + max_new_tokens, f"a prompt of {ids.shape[1]} tokens plus "
                            f"{max_new_tokens} new ones")
         was_training = self.training

@@ -568,7 +568,7 @@ class ModernBlock(nn.Module):
 
 
 def _make_norm(norm: str, d_model: int, eps: float = 1e-6) -> nn.Module:
-    if norm not in ("layer", "rms"):
+    if norm not in NORMS:
         raise ValueError(f"norm must be 'layer' (LayerNorm) or 'rms' (RMSNorm), got {norm!r}")
     return nn.LayerNorm(d_model) if norm == "layer" else RMSNorm(d_model, eps=eps)
 

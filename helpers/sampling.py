@@ -13,7 +13,7 @@ import torch
 
 from . import _checks
 
-__all__ = ["filtered_probs", "sample_next", "top_k_filter", "top_p_filter"]
+__all__ = ["check_settings", "filtered_probs", "sample_next", "top_k_filter", "top_p_filter"]
 
 
 def _check_logits(logits) -> None:
@@ -91,6 +91,18 @@ def _divide(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     return ((wide - top) / temperature).to(logits.dtype)
 
 
+def check_settings(temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None) -> None:
+    """Refuse a temperature, top-k or top-p that ``filtered_probs`` cannot use, with a message."""
+    _check_temperature(temperature)
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"filtered_probs: top_k must be None (no top-k filter) or an int k >= 1, got "
+                         f"{_checks.got(top_k)}")
+    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float))
+                              or not 0.0 < top_p <= 1.0):
+        raise ValueError(f"filtered_probs: top_p must be None (no top-p filter) or a number p in (0, 1], "
+                         f"got {_checks.got(top_p)}")
+
+
 def filtered_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
                    top_p: float | None = None) -> torch.Tensor:
     """The distribution ``sample_next`` draws from: softmax of the logits divided by the
@@ -102,14 +114,7 @@ def filtered_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | 
     ``+inf`` logits of its row).
     """
     _check_logits(logits)
-    _check_temperature(temperature)
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"filtered_probs: top_k must be None (no top-k filter) or an int k >= 1, got "
-                         f"{_checks.got(top_k)}")
-    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float))
-                              or not 0.0 < top_p <= 1.0):
-        raise ValueError(f"filtered_probs: top_p must be None (no top-p filter) or a number p in (0, 1], "
-                         f"got {_checks.got(top_p)}")
+    check_settings(temperature, top_k, top_p)
     if torch.isneginf(logits).all(dim=-1).any():
         raise ValueError("a row of logits is -inf everywhere: there is no token to sample")
     if temperature == 0:

@@ -340,8 +340,7 @@ def cross_attention_grid(weights, src_labels: Sequence[str], out_labels: Sequenc
             return labels  # _tick_texts names what is wrong
         return ["␣" if c == " " else repr(c)[1:-1] if isinstance(c, str) else c for c in labels]
 
-    src_ticks = _tick_texts(["␣" if c == " " else repr(c)[1:-1] if isinstance(c, str) else c
-                             for c in src_labels], ls, "src_labels", fn)
+    src_ticks = _tick_texts(shown(list(src_labels)), ls, "src_labels", fn)
     out_ticks = _tick_texts(shown(out_labels), lt, "out_labels", fn)
     keep = _as_mask(mask, (lt, ls), fn) if mask is not None else None
     # Panels in reading order (layer by layer, head by head), as many per row as fit in about
