@@ -129,6 +129,19 @@ def all_figures():
         yield figs
 
 
+def _nb05_heads_row(g):
+    """Notebook 05's three heads side by side, drawn as the notebook draws them: 8 x 8 weights,
+    labels position:token id (up to 4 characters), one shared colour bar, 8 inches wide."""
+    L = 8
+    ids = torch.randint(0, 16, (L,), generator=g).tolist()
+    labels = [f"{i}:{t}" for i, t in enumerate(ids)]
+    causal = torch.ones(L, L, dtype=torch.bool).tril()
+    mats = [torch.softmax(torch.randn(L, L, generator=g).masked_fill(~causal, float("-inf")), -1)
+            for _ in range(3)]
+    return attention_heatmaps(mats, ["1 head", "2 heads: head 0", "2 heads: head 1"], labels, labels,
+                              vmin=0.0, vmax=1.0, masks=causal, figsize=(8.0, 3.4))
+
+
 def _all_figures():
     """One figure of every kind helpers.plots draws, with long and numeric labels."""
     g = torch.Generator().manual_seed(0)
@@ -141,6 +154,8 @@ def _all_figures():
         "heatmap_masked": attention_heatmap(w * causal, words, list(range(6)), mask=causal),
         "heatmap_large": attention_heatmap(torch.softmax(torch.randn(40, 40, generator=g), -1)),
         "heatmaps": attention_heatmaps([w, w.flip(0)], ["a", "b"], words, words, masks=causal),
+        "heatmaps_row": _nb05_heads_row(g),
+        "heatmap_small": attention_heatmap(torch.eye(3), ["a", "b", "c"], ["x", "y", "z"], colorbar=False),
         "bars": weight_bars(w[0], words),
         "grad_norms": grad_norm_lines({"post-LN": [1.0, 0.5], "pre-LN": [0.4, 0.4]}),
         "cost": cost_plot(lengths, {"naive": [t * t for t in lengths]}, "bytes"),
@@ -281,6 +296,8 @@ def test_masked_heatmap_without_colour_bar_says_so_in_the_title(styled):
         (lambda: attention_heatmap(torch.ones(2, 2), mask=torch.ones(3, 3, dtype=torch.bool)),
          ValueError, r"mask of shape \(3, 3\) does not broadcast to the matrix's shape \(2, 2\)"),
         (lambda: attention_heatmaps([]), ValueError, "attention_heatmaps: weights is empty"),
+        (lambda: attention_heatmaps([torch.eye(2)], figsize=(8, 0)), ValueError,
+         r"attention_heatmaps: figsize must be \(width, height\) in inches, two numbers > 0, got \(8, 0\)"),
         (lambda: attention_heatmaps([torch.eye(2)], titles=["a", "b"]), ValueError,
          r"one title per matrix \(1\), got 2 titles"),
         (lambda: training_curves({}), ValueError, "needs the keys 'step' and 'loss'"),
@@ -360,3 +377,29 @@ def test_cross_attention_grid_keeps_every_source_character_legible(styled):
     for ax in panels:
         labels = ax.get_xticklabels()
         assert all(t.get_visible() for t in labels) and {t.get_rotation() for t in labels} == {0.0}
+
+
+def test_side_by_side_heatmaps_fit_a_notebook_column(all_figures):
+    """Notebook 05's three heatmaps (issue 34: their text showed at about 7 pixels, the figure 13
+    inches wide and shrunk to the column): 8 inches wide, so that a notebook column of 800 pixels
+    shows them at their true size, and every text, ticks and colour bar included, at 8 pt or more
+    (test_no_text_is_smaller_than_8_pt) with no two tick labels overlapping."""
+    fig = all_figures["heatmaps_row"]
+    assert fig.get_size_inches()[0] * fig.dpi <= 800
+    heat_axes = [ax for ax in fig.axes if ax.get_images()]
+    assert len(heat_axes) == 3 and len(fig.axes) == 4  # three heatmaps and one colour bar
+    bar = next(ax for ax in fig.axes if ax not in heat_axes)
+    assert all(t.get_fontsize() >= 8 for t in bar.get_yticklabels() + [bar.yaxis.label])
+    for ax in heat_axes:
+        shown = [t for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_visible() and t.get_text()]
+        assert len(shown) >= 8 and all(t.get_fontsize() >= 8 for t in shown)  # (x and y: at least 4 of 8 each)
+        for ticks in (ax.get_xticklabels(), ax.get_yticklabels()):
+            boxes = [(t.get_text(), t.get_window_extent()) for t in ticks if t.get_visible() and t.get_text()]
+            assert _overlaps(boxes) == []
+
+
+def test_a_heatmap_of_its_own_is_at_least_400_pixels_wide(all_figures):
+    """Issue 34: notebook 00's 4 x 4 alignment was 380 pixels wide."""
+    for name in ("heatmap_small", "heatmap"):
+        fig = all_figures[name]
+        assert fig.get_size_inches()[0] * fig.dpi >= 400, name

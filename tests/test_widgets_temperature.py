@@ -119,6 +119,10 @@ def test_temperature_widget_controls_redraw(capsys):
     (text, slider), out = box.children[0].children, box.children[1]
     assert text.value == "2, 1, 0.1"
     assert slider.value == pytest.approx(1.0) and slider.min == -1 and slider.max == 1
+    # issue 34: the label showed as "temperat…" in JupyterLab's default 80-pixel label column; it
+    # now takes its own width, and every other label fits that column (8 characters or fewer)
+    assert slider.description == "temperature" and slider.style.description_width == "initial"
+    assert len(text.description) <= 8 or text.style.description_width == "initial"
     capsys.readouterr()
     slider.value = 0.2  # a redraw: outside a kernel the Output shows it on stdout
     assert "Figure" in capsys.readouterr().out

@@ -92,8 +92,11 @@ def _heatmap_scale(mats: list[np.ndarray], keeps: list[np.ndarray | None], vmin,
 
 
 # ---- heatmaps --------------------------------------------------------------------------------
+MIN_WIDTH = 4.0  # inches: a figure of its own is at least 400 pixels wide at the tutorial's 100 dpi
+
+
 def _heatmap_size(lq: int, lk: int) -> tuple[float, float]:
-    return (1.6 + 0.55 * lk, 1.0 + 0.45 * lq) if lk <= 16 and lq <= 16 else (8.0, 6.0)
+    return (max(MIN_WIDTH, 1.6 + 0.55 * lk), 1.0 + 0.45 * lq) if lk <= 16 and lq <= 16 else (8.0, 6.0)
 
 
 def _draw_heatmap(ax, w: torch.Tensor, keep, xt, yt, *, title, annotate, cmap, xlabel, ylabel,
@@ -195,6 +198,7 @@ def attention_heatmaps(
     colorbar_label: str | None = "attention weight",
     suptitle: str | None = None,
     axes: Sequence[plt.Axes] | None = None,
+    figsize: tuple[float, float] | None = None,
 ) -> plt.Figure:
     """Several heatmaps side by side on ONE colour scale, with one colour bar: the way to compare
     attention matrices ("flatter", "sharper" become visible).
@@ -203,7 +207,9 @@ def attention_heatmaps(
     matrix; ``x_labels``/``y_labels`` the tokens, shared by all panels. The scale runs from ``vmin``
     to ``vmax`` (``None``: the smallest / largest value over ALL matrices). ``masks`` is one boolean
     mask for every panel or a list with one per panel (``None`` entries allowed), True = may attend;
-    masked cells are hatched grey. ``axes``: draw into these (one per matrix). Returns the Figure,
+    masked cells are hatched grey. ``axes``: draw into these (one per matrix). ``figsize`` (inches)
+    overrides the size chosen from the matrices' shape: a figure no wider than the notebook's column
+    (8 inches) is shown at its true size, so its 8-pt text stays 8 pt on screen. Returns the Figure,
     laid out by matplotlib's constrained layout (so do not call ``tight_layout`` on it).
     """
     fn = "attention_heatmaps"
@@ -225,12 +231,15 @@ def attention_heatmaps(
         raise ValueError(f"{fn}: masks has {len(masks)} entries but there are {n} matrices")
     keeps = [_as_mask(m, tuple(w.shape), fn, f"masks[{i}]") if m is not None else None
              for i, (m, w) in enumerate(zip(masks, mats, strict=True))]
+    if figsize is not None and (not isinstance(figsize, Sequence) or len(figsize) != 2 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in figsize)):
+        raise ValueError(f"{fn}: figsize must be (width, height) in inches, two numbers > 0, got {figsize!r}")
     lo, hi = _heatmap_scale([w.numpy() for w in mats], keeps, vmin, vmax)
     if axes is None:
         lq, lk = max(w.shape[0] for w in mats), max(w.shape[1] for w in mats)
         pw, ph = _heatmap_size(lq, lk)
         pw, ph = (min(pw, 14.0 / n), min(ph, 14.0 / n * ph / pw)) if n * pw > 14 else (pw, ph)
-        fig, axes = plt.subplots(1, n, figsize=(n * pw + 0.8, ph), layout="constrained",
+        fig, axes = plt.subplots(1, n, figsize=figsize or (n * pw + 0.8, ph), layout="constrained",
                                  squeeze=False)
         axes = list(axes[0])
     else:

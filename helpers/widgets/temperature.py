@@ -93,7 +93,8 @@ def temperature_widget(scores, labels=None, temperature: float = 1.0):
 
     text = widgets.Text(value=", ".join(f"{float(s):g}" for s in scores), description="scores")
     slider = widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1, step=0.05,
-                                    description="temperature", readout_format=".2f")
+                                    description="temperature", readout_format=".2f",
+                                    style={"description_width": "initial"})  # the label's own width: never cut
     return ViewWidget(lambda scores, temperature: temperature_view(scores, temperature, labels),
                       {"scores": text, "temperature": slider}, rows=[("scores", "temperature")],
                       about="softmax weights of the scores at a temperature you choose")
