@@ -1,6 +1,8 @@
 """Each checker of notebooks 03-05: says "not attempted" for the stub, rejects plausible wrong
 answers with a helpful message, accepts a right one."""
 
+import re
+
 import pytest
 import torch
 
@@ -34,7 +36,15 @@ def test_nb03_mouse_looks_at(capsys):
     assert "not attempted yet" in capsys.readouterr().out
     accepts(nb03.check_mouse_looks_at, {"the", "a"}, capsys)
     accepts(nb03.check_mouse_looks_at, ["a", "the"], capsys)
-    # the guesses a learner makes: itself, the other animal, one of the tied articles
+    # the first wrong try gets a hint (compute the query first), not the answer (issue 32)
+    nb03.WRONG_TRIES["mouse_looks_at"] = 0
+    with pytest.raises(AssertionError) as first:
+        nb03.check_mouse_looks_at("cat")
+    assert re.search(r"you name \['cat'\], but that is not where 'mouse' looks most\. Hint: compute the query of "
+                     r"'mouse' first .* a second wrong answer shows the explanation", str(first.value))
+    assert "'a'" not in str(first.value) and "SMALLEST" not in str(first.value)  # the answer is not given away
+    # from the second wrong try on: the explanation. The guesses a learner makes: itself, the other
+    # animal, one of the tied articles
     rejects(nb03.check_mouse_looks_at, "mouse", r"you name \['mouse'\]; the largest weight goes to \['a', 'the'\]\. "
             r"'mouse' has size -0\.8, so its query is -2\.4 .* SMALLEST 'big animal' value")
     rejects(nb03.check_mouse_looks_at, {"cat"}, r"Weights: the 0\.2619, big 0\.0480, cat 0\.0205")

@@ -139,7 +139,7 @@ def _nb05_heads_row(g):
     mats = [torch.softmax(torch.randn(L, L, generator=g).masked_fill(~causal, float("-inf")), -1)
             for _ in range(3)]
     return attention_heatmaps(mats, ["1 head", "2 heads: head 0", "2 heads: head 1"], labels, labels,
-                              vmin=0.0, vmax=1.0, masks=causal, figsize=(8.0, 3.4))
+                              vmin=0.0, vmax=1.0, annotate=False, masks=causal, figsize=(8.0, 3.4))
 
 
 def _all_figures():

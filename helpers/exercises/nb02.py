@@ -81,6 +81,12 @@ def check_softmax_jacobian(fn) -> None:
                 f"for a = {[round(v, 4) for v in a.tolist()]} expected off-diagonal entries like "
                 f"J[0, 1] = {want[0, 1].item():.4f}, got {got[0, 1].item():.4f}: diag(a) is only "
                 "half of it, since raising one score also lowers every other weight")
+        if torch.allclose(got, torch.diag(a) - a @ a, atol=1e-5) or torch.allclose(got, a @ a - torch.diag(a), atol=1e-5):
+            raise AssertionError(
+                f"expected off-diagonal entries -a_i a_j that differ from pair to pair, got the same number "
+                f"{got[0, 1].item():.4f} everywhere off the diagonal: for a 1-D tensor, a @ a.T is ONE number "
+                "(the sum of the a_j squared), not a matrix. The matrix of all products a_i a_j is "
+                "torch.outer(a, a)")
         if torch.allclose(got, torch.diag(a) + torch.outer(a, a), atol=1e-5):
             raise AssertionError(
                 f"expected each column of J to sum to 0 (the weights still sum to one), got column "

@@ -52,3 +52,33 @@ def test_the_appendix_table_at_other_lengths(length):
     for hook in hooks:
         hook.remove()
     assert calls == {"recurrent": length, "convolution": 1, "attention": 1}
+
+
+@pytest.mark.parametrize(("d_model", "num_heads"), [(64, 4), (256, 8), (512, 8)])
+def test_a_full_attention_layer_costs_2_plus_L_over_d_recurrent_layers(d_model, num_heads):
+    """Section 3 and the appendix (issue 32): with its projections W_q, W_k, W_v, W_o, a
+    self-attention layer (helpers.MultiHeadAttention, the notebook's) costs 8 L d² + 4 L² d, that
+    is 2 + L/d times a recurrent cell of the same width: more than twice at every length, the L²
+    term the larger part only past L = 2 d, and doubling L multiplies the work by less than 4 as
+    long as L < 2 d ("about 2.1" at L = 64 -> 128, d = 512: 2.1176). Arithmetic counts, so no seed
+    changes them; the widths and lengths are the variation."""
+    from helpers import MultiHeadAttention
+    from helpers.efficient import count_flops
+
+    mha, cell = MultiHeadAttention(d_model, num_heads), nn.RNNCell(d_model, d_model)
+
+    def run_rnn(x):
+        h = torch.zeros(1, d_model)
+        for t in range(x.shape[1]):
+            h = cell(x[:, t], h)
+        return h
+
+    costs = {}
+    for length in (d_model // 8, d_model // 4, 2 * d_model, 4 * d_model):
+        x = torch.randn(1, length, d_model)
+        costs[length] = count_flops(lambda t: mha(t, t, t), x)  # noqa: B023 - called at once
+        assert costs[length] == 8 * length * d_model**2 + 4 * length**2 * d_model
+        assert costs[length] / count_flops(run_rnn, x) == pytest.approx(2 + length / d_model)
+    small = d_model // 8
+    assert 2 < costs[2 * small] / costs[small] < 2.2  # L = d/8 -> d/4: about 2.1, not 4
+    assert costs[4 * d_model] / costs[2 * d_model] == pytest.approx(3.0)  # past 2 d, on the way to 4

@@ -1,7 +1,9 @@
 """Notebook 05, section 8: on a task that needs the first and the previous token at once, two heads
 of width 8 learn it quickly, one head of width 16 with the same parameters learns it far more
 slowly and is still behind after ten times the steps, and one head learns either relation alone
-quickly (the control for the explanation "two relations in one weighted average").
+quickly (the control for the explanation "two relations in one weighted average"), and one head with an
+MLP read-out learns both in 150 steps in 9 of 10 seeds (the control that locates the difficulty in the
+linear read-out: the one weighted average holds both tokens).
 
 Seeds 1-4 here; seed 0 is the notebook's own run, checked by its claims (nothing trains twice);
 seed 6 for the failure the prose mentions (the single head locks onto the first token).
@@ -11,6 +13,14 @@ head trained on one relation only. The code is the notebook's own (tests/noteboo
 Measured before the prose was written (issue 24, seeds 0-9): after 150 steps two heads 1.000 and one
 head 0.20-0.70; after 1,500 steps one head 0.86-0.91 (0.23 for seed 6, which never learns the
 previous token); after 5,000 steps one head at most 0.96, two heads 1.000 from step 100 on.
+
+The MLP read-out (issue 32; one hidden layer of 128 units, 150 steps, the notebook's code): written
+from seeds 0-4 (both right 0.9964, 0.9239, 0.9867, 0.9890, 0.9686: threshold "more than 0.85"), then
+checked unchanged at held-out seeds 5-9: 0.9576, 0.9637, 1.0000, 0.9521, and 0.1900 at seed 9, where
+the head settled on the previous token alone (first 0.19, previous 1.00). The prose was re-scoped to
+"9 of the 10 seeds we tried"; the test below asserts exactly that over seeds 1-9 (seed 0 is the
+notebook's own run). A hidden layer of 64 units locked onto one relation in 4 of 10 seeds, 256 units
+in none of 0-4 (0.93-1.00): the width matters, the notebook uses 128.
 """
 
 import functools
@@ -24,14 +34,16 @@ SEEDS = (1, 2, 3, 4)
 @functools.cache
 def nb():
     return notebook_definitions("05_multi_head_attention", "vocab_size", "two_relation_batch", "TwoRelationModel",
-                                "train_two_relations", "test_ids", "accuracy", "share_on", "n_params")
+                                "read_out", "fit_two_relations", "train_two_relations", "test_ids", "accuracy",
+                                "share_on", "n_params")
 
 
 @functools.cache
-def accuracy(num_heads: int, steps: int, seed: int, relations=("first", "previous")):
+def accuracy(num_heads: int, steps: int, seed: int, relations=("first", "previous"), mlp_width: int = 0):
     """(both right, first right, previous right) on the notebook's 1,000 test sequences."""
     ns = nb()
-    return ns["accuracy"](ns["train_two_relations"](num_heads, steps=steps, seed=seed, relations=relations))
+    return ns["accuracy"](ns["train_two_relations"](num_heads, steps=steps, seed=seed, relations=relations,
+                                                     mlp_width=mlp_width))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -93,3 +105,27 @@ def test_some_runs_lock_the_single_head_onto_one_relation():
     the first token and still has not learned the previous one after 1,500 steps."""
     _, first, previous = accuracy(1, 1500, 6)
     assert first >= 0.99 and previous < 0.5, f"seed 6: first {first:.4f}, previous {previous:.4f}"
+
+
+WRITTEN_FROM, HELD_OUT = (1, 2, 3, 4), (5, 6, 7, 8, 9)
+
+
+def test_control_one_head_with_an_mlp_read_out_learns_both_in_9_of_10_seeds():
+    """The notebook: "with an MLP read-out, one head names both tokens at more than 85 % of
+    positions after 150 steps ... in 9 of the 10 seeds we tried; in the tenth the head settled on
+    the previous token alone". Seed 0 is the notebook's run; seeds 1-4 wrote the threshold, 5-9 are
+    held out. Every seed that misses 85 % must be one that settled on one relation (one at 99 % or
+    more, the other below 50 %), and at most one of the nine may miss. Where it learned both, it is
+    more than 10 points above the same head with linear read-outs (the notebook's second claim)."""
+    results = {seed: accuracy(1, 150, seed, mlp_width=128) for seed in WRITTEN_FROM + HELD_OUT}
+    misses = {seed: r for seed, r in results.items() if r[0] <= 0.85}
+    shown = {seed: [round(v, 4) for v in r] for seed, r in results.items()}
+    assert not set(misses) & set(WRITTEN_FROM), f"a seed the threshold was written from misses it: {shown}"
+    assert len(misses) <= 1, f"more than one seed in 10 misses 85 % with the MLP read-out: {shown}"
+    for seed, (_, first, previous) in misses.items():
+        assert max(first, previous) >= 0.99 and min(first, previous) < 0.5, (
+            f"seed {seed} misses 85 % without settling on one relation: {shown[seed]}")
+    for seed in set(results) - set(misses):
+        linear = accuracy(1, 150, seed)[0]
+        assert results[seed][0] > linear + 0.1, f"seed {seed}: MLP {shown[seed]}, linear {linear:.4f}"
+
