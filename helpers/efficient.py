@@ -13,14 +13,18 @@ from . import _checks
 from .attention import _check_qkv, check_mask
 
 __all__ = [
+    "attention_training_flops",
     "count_flops",
     "loglog_slope",
     "median_time",
+    "naive_attention_traffic",
     "online_softmax",
     "online_softmax_steps",
     "ops_called",
     "peak_memory",
+    "saved_for_backward",
     "tiled_attention",
+    "tiled_attention_traffic",
 ]
 
 
@@ -269,3 +273,100 @@ def count_flops(fn, *args, **kwargs) -> int:
     with FlopCounterMode(display=False) as counter:
         fn(*args, **kwargs)
     return counter.get_total_flops()
+
+
+# ---------------------------------------------------------------- memory traffic (notebook 11, section 4)
+# A model of what one head's attention moves between slow memory (a GPU's HBM, off the chip) and fast
+# memory (the SRAM on the chip, about 192 KB per streaming multiprocessor on an A100; Dao et al. 2022,
+# "FlashAttention", section 2.1). Counts are in bytes, every value ``bytes_per_value`` bytes.
+
+
+def _traffic_args(where: str, seq_len, head_dim, bytes_per_value) -> None:
+    for name, value in (("seq_len", seq_len), ("head_dim", head_dim), ("bytes_per_value", bytes_per_value)):
+        _checks.int_at_least(where, name, value, 1)
+
+
+def naive_attention_traffic(seq_len: int, head_dim: int, bytes_per_value: int = 2) -> dict[str, int | float]:
+    """Bytes the standard attention algorithm moves between slow and fast memory (Dao et al. 2022,
+    Algorithm 0), one head, no mask, no dropout:
+
+    1. read Q and K, write the scores S (L x L);
+    2. read S, write the weights P = softmax(S);
+    3. read P and V, write the output O (L x d).
+
+    ``slow_bytes`` = (4 L d + 4 L^2) values; ``flops`` = 4 L^2 d (the two matrix products, as
+    ``count_flops`` counts them); ``intensity`` = flops per byte moved.
+    """
+    _traffic_args("naive_attention_traffic", seq_len, head_dim, bytes_per_value)
+    n, d = seq_len, head_dim
+    slow = (4 * n * d + 4 * n * n) * bytes_per_value
+    flops = 4 * n * n * d
+    return {"flops": flops, "slow_bytes": slow, "intensity": flops / slow}
+
+
+def tiled_attention_traffic(seq_len: int, head_dim: int, block_q: int, block_k: int,
+                            bytes_per_value: int = 2) -> dict[str, int | float]:
+    """Bytes tiled attention moves between slow and fast memory, one head, no mask, in the loop order
+    of FlashAttention-2: for each block of ``block_q`` queries, read the block Q_i, then every block of
+    ``block_k`` keys and values (K_j, V_j) in turn, keeping the block's running output, max and sum in
+    fast memory; at the end write the output block O_i and one log-sum-exp per row (kept for the
+    backward pass). The scores never leave fast memory.
+
+    - ``slow_bytes``: Q once, K and V once per query block, O and the row statistics once:
+      (2 L d + 2 L d * ceil(L / block_q) + L) values;
+    - ``fast_bytes``: what must fit on the chip at one time: Q_i and O_i (2 block_q d), K_j and V_j
+      (2 block_k d), the score tile (block_q * block_k) and the running max and sum (2 block_q);
+    - ``flops``: 4 L^2 d, the same matrix products as the naive algorithm; ``intensity``: flops per
+      byte of slow memory moved.
+
+    ``block_q = seq_len`` is tiling over the keys only (notebook 11's ``my_tiled_attention``): the
+    least slow traffic, but a fast working set that grows with L.
+    """
+    where = "tiled_attention_traffic"
+    _traffic_args(where, seq_len, head_dim, bytes_per_value)
+    for name, value in (("block_q", block_q), ("block_k", block_k)):
+        _checks.int_at_least(where, name, value, 1)
+        if value > seq_len:
+            raise ValueError(f"{where}: {name} must be at most seq_len={seq_len}, got {value}")
+    n, d = seq_len, head_dim
+    query_blocks = -(-n // block_q)  # ceil
+    slow = (2 * n * d + 2 * n * d * query_blocks + n) * bytes_per_value
+    fast = (2 * block_q * d + 2 * block_k * d + block_q * block_k + 2 * block_q) * bytes_per_value
+    flops = 4 * n * n * d
+    return {"flops": flops, "slow_bytes": slow, "fast_bytes": fast, "intensity": flops / slow}
+
+
+def attention_training_flops(seq_len: int, head_dim: int, recompute: bool = False) -> int:
+    """FLOPs of the matrix products of one head's attention, forward and backward (no mask).
+
+    Forward: S = Q K^T and O = P V, 2 products of 2 L^2 d FLOPs each. Backward: dV = P^T dO,
+    dP = dO V^T, dQ = dS K and dK = dS^T Q, 4 more. Stored for the backward: P (L x L). With
+    ``recompute=True`` (FlashAttention's backward) P is not stored: the backward recomputes
+    S = Q K^T from Q, K and the saved row log-sum-exp, one product more: 14 L^2 d instead of 12 L^2 d.
+    """
+    where = "attention_training_flops"
+    _traffic_args(where, seq_len, head_dim, 1)
+    _checks.as_bool(where, "recompute", recompute)
+    products = 7 if recompute else 6
+    return products * 2 * seq_len * seq_len * head_dim
+
+
+def saved_for_backward(fn, *args, **kwargs) -> int:
+    """Bytes of the tensors autograd keeps for the backward pass while ``fn(*args, **kwargs)`` runs,
+    beyond the tensor arguments themselves (each storage counted once; views of an argument add
+    nothing). For naive attention that is the (L, L) weight matrix; a kernel that recomputes it in
+    the backward pass keeps only its output and one number per row."""
+    _callable("saved_for_backward", fn)
+    inputs = {t.untyped_storage().data_ptr() for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+    seen: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in inputs:
+            seen[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = fn(*args, **kwargs)
+    del result
+    return sum(seen.values())

@@ -341,3 +341,136 @@ def test_online_softmax_figure_shows_values_running_max_and_sums():
     assert heights[-3:] == pytest.approx(sums)
     assert "3 blocks" in fig._suptitle.get_text()
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- memory traffic and recomputation
+
+from helpers.efficient import (  # noqa: E402
+    attention_training_flops,
+    naive_attention_traffic,
+    saved_for_backward,
+    tiled_attention_traffic,
+)
+
+
+def _naive(q, k, v):
+    return scaled_dot_product_attention(q, k, v)[0]
+
+
+@pytest.mark.parametrize("L, d", [(16, 8), (100, 64), (4096, 128)])
+def test_naive_traffic_is_three_passes_over_the_l_by_l_matrices(L, d):
+    t = naive_attention_traffic(L, d, bytes_per_value=4)
+    # S: read Q, K (2Ld), write L^2; P: read L^2, write L^2; O: read L^2 + Ld, write Ld
+    assert t["slow_bytes"] == 4 * (2 * L * d + L * L + L * L + L * L + L * L + L * d + L * d)
+    assert t["flops"] == 4 * L * L * d
+    assert t["intensity"] == t["flops"] / t["slow_bytes"]
+
+
+@pytest.mark.parametrize("L, d", [(32, 8), (96, 16)])
+def test_the_traffic_models_count_the_flops_that_count_flops_measures(L, d):
+    q, k, v = (torch.randn(1, 1, L, d) for _ in range(3))
+    measured = count_flops(_naive, q, k, v)
+    assert measured == naive_attention_traffic(L, d)["flops"] == tiled_attention_traffic(L, d, 8, 8)["flops"]
+
+
+def test_tiled_traffic_by_hand():
+    # L = 10, d = 4, blocks of 4 queries: 3 query blocks, each reads all of K and V
+    t = tiled_attention_traffic(10, 4, block_q=4, block_k=2, bytes_per_value=1)
+    assert t["slow_bytes"] == 10 * 4 + 3 * 2 * 10 * 4 + 10 * 4 + 10
+    assert t["fast_bytes"] == 2 * 4 * 4 + 2 * 2 * 4 + 4 * 2 + 2 * 4
+
+
+def test_tiling_queries_keeps_the_working_set_fixed_and_keys_only_moves_the_fewest_bytes():
+    d = 64
+    both = [tiled_attention_traffic(L, d, 128, 128) for L in (256, 1024, 8192)]
+    assert len({t["fast_bytes"] for t in both}) == 1
+    keys_only = [tiled_attention_traffic(L, d, L, 64) for L in (256, 1024, 8192)]
+    assert keys_only[0]["fast_bytes"] < keys_only[1]["fast_bytes"] < keys_only[2]["fast_bytes"]
+    for L in (256, 1024, 8192):
+        slow = {bq: tiled_attention_traffic(L, d, bq, 64)["slow_bytes"] for bq in (16, 64, 128, L)}
+        assert slow[16] > slow[64] > slow[128] >= slow[L]  # larger query blocks, fewer bytes
+        assert slow[128] < naive_attention_traffic(L, d)["slow_bytes"]
+
+
+def test_the_tiled_to_naive_ratio_approaches_2_block_over_d():
+    L, d, bq = 1 << 16, 64, 128
+    ratio = naive_attention_traffic(L, d)["slow_bytes"] / tiled_attention_traffic(L, d, bq, bq)["slow_bytes"]
+    assert ratio == pytest.approx(2 * bq / d, rel=0.01)
+
+
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (2.5, TypeError), (True, TypeError), ("8", TypeError)])
+def test_traffic_functions_reject_bad_sizes(bad, error):
+    with pytest.raises(error, match="seq_len"):
+        naive_attention_traffic(bad, 64)
+    with pytest.raises(error, match="head_dim"):
+        tiled_attention_traffic(64, bad, 8, 8)
+    with pytest.raises(error, match="block_q"):
+        tiled_attention_traffic(64, 8, bad, 8)
+    with pytest.raises(error, match="seq_len"):
+        attention_training_flops(bad, 8)
+
+
+def test_blocks_larger_than_the_sequence_are_refused():
+    with pytest.raises(ValueError, match="block_k must be at most seq_len=16, got 32"):
+        tiled_attention_traffic(16, 8, 8, 32)
+
+
+def test_attention_training_flops_matches_autograd_and_a_recomputing_backward():
+    L, d = 64, 16
+    q, k, v = (torch.randn(1, 2, L, d, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    assert count_flops(lambda: _naive(q, k, v).sum().backward()) == 2 * attention_training_flops(L, d)
+
+    class Recomputed(torch.autograd.Function):
+        """FlashAttention's backward in miniature: keeps O and the row log-sum-exp, recomputes P."""
+
+        @staticmethod
+        def forward(ctx, q, k, v):
+            s = q @ k.transpose(-2, -1) / math.sqrt(d)
+            lse = s.logsumexp(-1, keepdim=True)
+            out = torch.exp(s - lse) @ v
+            ctx.save_for_backward(q, k, v, out, lse)
+            return out
+
+        @staticmethod
+        def backward(ctx, d_out):
+            q, k, v, out, lse = ctx.saved_tensors
+            p = torch.exp(q @ k.transpose(-2, -1) / math.sqrt(d) - lse)  # recomputed
+            d_v = p.transpose(-2, -1) @ d_out
+            d_p = d_out @ v.transpose(-2, -1)
+            d_s = p * (d_p - (d_out * out).sum(-1, keepdim=True))
+            return d_s @ k / math.sqrt(d), d_s.transpose(-2, -1) @ q / math.sqrt(d), d_v
+
+    g = torch.randn(1, 2, L, d, dtype=torch.float64)
+    want = torch.autograd.grad(_naive(q, k, v), (q, k, v), g)
+    got = torch.autograd.grad(Recomputed.apply(q, k, v), (q, k, v), g)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b)
+    flops = count_flops(lambda: torch.autograd.grad(Recomputed.apply(q, k, v), (q, k, v), g))
+    assert flops == 2 * attention_training_flops(L, d, recompute=True)  # 2 heads
+    kept = saved_for_backward(Recomputed.apply, q, k, v)
+    assert kept == (L * d + L) * 2 * 8  # O and the log-sum-exp, 2 heads, float64: nothing (L, L)
+
+
+def test_saved_for_backward_sees_the_weights_of_naive_attention_and_not_the_inputs():
+    L, d = 128, 16
+    q, k, v = (torch.randn(1, 1, L, d, requires_grad=True) for _ in range(3))
+    assert saved_for_backward(_naive, q, k, v) >= L * L * 4
+    assert saved_for_backward(lambda a, b, c: a + b + c, q, k, v) == 0  # nothing to keep
+    assert saved_for_backward(lambda a: a * a, q) == 0  # the input itself is not counted
+    x = torch.randn(L, d)
+    assert saved_for_backward(lambda a: a * a, x) == 0  # no gradient, nothing saved
+
+
+def test_saved_for_backward_of_the_fused_cpu_kernel_is_output_and_logsumexp():
+    L, d = 256, 32
+    q, k, v = (torch.randn(1, 1, L, d, requires_grad=True) for _ in range(3))
+    import torch.nn.functional as F
+
+    assert saved_for_backward(F.scaled_dot_product_attention, q, k, v) == (L * d + L) * 4
+
+
+def test_saved_for_backward_and_flops_reject_bad_input():
+    with pytest.raises(TypeError, match="saved_for_backward: fn must be a function"):
+        saved_for_backward(3)
+    with pytest.raises(TypeError, match="recompute"):
+        attention_training_flops(8, 8, recompute="yes")

@@ -3,10 +3,19 @@
 Section 7 (gradients at initialisation, ``helpers.layers.layer_grad_norms``, the notebook's own
 measurement) claims three findings "in every seed, width and depth we tried": post-LN's top layer
 gets more gradient than pre-LN's; pre-LN's top layer gets less than its bottom layer; pre-LN's
-top-layer gradient shrinks with depth (strictly from 2 to 4 to 8 layers for three-seed averages; for
-single seeds 8 and 16 layers always below 2). It also says the *shape* of the post-LN curve is not
-stable (exercise 4): that caution is checked too. Section 3 (residual connections) and exercises 3
+top-layer gradient gets smaller each time the stack doubles (2 -> 4 -> 8 -> 16 layers, for three-seed
+averages), though not at every added layer (it rises at some single steps), and for single seeds 8 and
+16 layers give less than 2 in most seeds, not all. It also says the *shape* of the post-LN curve is
+not stable (exercise 4): that caution is checked too. Section 3 (residual connections) and exercises 3
 and 4 have their own tests below.
+
+Held-out seeds: the doubling statement was written from the triples inside seeds 0-4 and is checked
+unchanged on the triples (5, 6, 7) and (7, 8, 9); section 3's He-initialisation thresholds (plain
+between 0.01 and 10 x |g|, residual above 20 x |g|) were written from seeds 0-4 (plain 0.57-2.02,
+residual 39-162) and are checked unchanged on seeds 5-9 (measured: plain 0.12-1.47, residual 33-84).
+The exploration before the rewrite: the old "8 and 16 layers always below 2 layers" failed at single
+seeds 13, 18, 27, 33, 34 (d_model 32) and 30 (d_model 64) of seeds 0-39; the three-seed averages
+rose between neighbouring depths in every triple (seeds 0-2: 4->5, 6->7, 8->9, 9->10, 11->12, 15->16).
 """
 
 from __future__ import annotations
@@ -80,10 +89,28 @@ def test_pre_ln_top_layer_gradient_shrinks_from_2_to_4_to_8_layers_for_three_see
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_pre_ln_top_layer_gradient_of_8_and_16_layers_is_below_2_layers_for_every_single_seed(width):
-    for seed in SEEDS:
-        top = {n: norms(n, True, width, seed)[-1] for n in (2, 8, 16)}
-        assert top[8] < top[2] and top[16] < top[2], (seed, top)
+@pytest.mark.parametrize("seeds", [(0, 1, 2), (1, 2, 3), (2, 3, 4), (5, 6, 7), (7, 8, 9)])
+def test_pre_ln_top_layer_gradient_falls_at_every_doubling_written_on_0_4_held_out_5_9(width, seeds):
+    top = {n: averaged(n, True, width, seeds)[-1] for n in (2, 4, 8, 16)}
+    assert top[2] > top[4] > top[8] > top[16], top
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pre_ln_top_layer_gradient_is_not_monotone_in_the_depth(width):
+    """What the notebook prints for seeds 0-2 and says: it rises at some added layer."""
+    top = [averaged(n, True, width, (0, 1, 2))[-1] for n in DEPTHS]
+    assert any(b > a for a, b in zip(top[:-1], top[1:], strict=True)), top
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_single_seeds_8_and_16_layers_below_2_layers_in_most_seeds_not_all(width):
+    """"Most seeds, not all": at least 80 % of seeds 0-39 (measured 35/40 and 39/40); the exceptions
+    the notebook names (d_model 32: 13, 18, 27, 33, 34) are real."""
+    ok = [s for s in range(40) if norms(8, True, width, s)[-1] < norms(2, True, width, s)[-1]
+          and norms(16, True, width, s)[-1] < norms(2, True, width, s)[-1]]
+    assert len(ok) >= 32, len(ok)
+    if width == 32:
+        assert sorted(set(range(40)) - set(ok)) == [13, 18, 27, 33, 34]
 
 
 def test_the_shape_of_the_post_ln_curve_is_not_stable():
@@ -103,15 +130,22 @@ def test_exercise_4_answers_a_and_c_hold_for_both_seed_triples_b_flips():
 
 # --- section 3: residual connections -----------------------------------------------------------
 
-def residual_and_plain(seed: int, depth: int) -> tuple[list[float], list[float], float]:
+def residual_and_plain(seed: int, depth: int, he: bool = False) -> tuple[list[float], list[float], float]:
     """The notebook's set-up: its running example as input, ``depth`` FeedForward(16, 32)
-    sublayers (PyTorch's default initialisation), one upstream gradient g."""
+    sublayers (PyTorch's default initialisation, or the notebook's He re-initialisation), one
+    upstream gradient g."""
     seed_everything(seed)
     embed, pos = nn.Embedding(8, 16), PositionalEncoding(16, max_len=32)
     src = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 0]])
     x = pos(embed(src) * math.sqrt(16)).detach()  # (B, L, d_model)
     branches = [FeedForward(16, 32) for _ in range(depth)]
     g = torch.randn_like(x)
+    if he:
+        for f in branches:
+            nn.init.kaiming_normal_(f.linear1.weight, nonlinearity="relu")
+            nn.init.kaiming_normal_(f.linear2.weight, nonlinearity="linear")
+            nn.init.zeros_(f.linear1.bias)
+            nn.init.zeros_(f.linear2.bias)
 
     def grad_norms(residual):
         h = [x.clone().requires_grad_()]
@@ -129,6 +163,15 @@ def test_twelve_plain_sublayers_vanish_each_shrinks_and_the_residual_stack_keeps
     assert plain[0] < 1e-4 * g
     assert all(plain[i] < plain[i + 1] for i in range(12))  # every sublayer shrinks it
     assert 0.5 < res[0] / g < 2
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_vanishing_is_the_default_initialisations_with_he_init_plain_keeps_it_residual_grows(seed):
+    """The control of "without the shortcuts the gradient has vanished": He initialisation.
+    Thresholds written from seeds 0-4, seeds 5-9 held out."""
+    plain, res, g = residual_and_plain(seed, 12, he=True)
+    assert 0.01 < plain[0] / g < 10
+    assert res[0] / g > 20
 
 
 def test_the_order_of_g_is_scoped_to_twelve_sublayers_deeper_stacks_pass_2g():

@@ -5,6 +5,12 @@ attention over the cache (∝ t · d_model), so attention overtakes the projecti
 2 d_model; the notebook shows d_model = 16, and states the rule for wider models (512, 4096). Here the
 exact FLOP count is checked at other widths, head counts and batch sizes, and the ≥ 20x saving of the
 KV cache at 128 new tokens for other batch sizes.
+
+Section 5: an explicit boolean causal mask makes F.scaled_dot_product_attention build an (L, L)
+float mask (at least L^2 x 4 bytes) where is_causal=True needs only the output and one number per
+row, at other lengths and head counts; on a CPU the flash kernel runs for 4-D inputs only (3-D
+inputs take the math fallback), at other shapes. (Section 4's byte counts are exact formulas, tested
+in tests/test_efficient.py.)
 """
 
 import pytest
@@ -42,3 +48,30 @@ def test_the_cache_saves_at_least_20x_arithmetic_over_128_tokens(batch):
     plain = count_flops(greedy_decode, model, src, **kw)
     cached = count_flops(greedy_decode, model, src, use_cache=True, **kw)
     assert plain > 20 * cached
+
+
+# --- section 5: an explicit mask brings the (L, L) memory back; which CPU kernel runs -----------
+
+import torch.nn.functional as F  # noqa: E402
+
+from helpers.efficient import ops_called, peak_memory  # noqa: E402
+
+
+@pytest.mark.parametrize("L", [512, 1024, 2048, 4096])
+@pytest.mark.parametrize("heads", [1, 4])
+def test_an_explicit_causal_mask_costs_l_squared_floats_is_causal_does_not(L, heads):
+    """Section 5 measures L = 4096, one head: 65.02 MiB with attn_mask, 1.02 MiB with is_causal."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, heads, L, 64) for _ in range(3))
+    mask = causal_mask(L)
+    assert peak_memory(F.scaled_dot_product_attention, q, k, v, attn_mask=mask) >= L * L * 4
+    assert peak_memory(F.scaled_dot_product_attention, q, k, v, is_causal=True) < 2 * heads * L * 64 * 4
+
+
+@pytest.mark.parametrize("shape", [(8, 8, 512, 64), (1, 1, 128, 16), (2, 4, 256, 32)])
+def test_on_a_cpu_4d_inputs_run_the_flash_kernel_3d_inputs_the_math_fallback(shape):
+    q = torch.randn(*shape)
+    four = ops_called(F.scaled_dot_product_attention, q, q, q, is_causal=True)
+    three = ops_called(F.scaled_dot_product_attention, *(q.flatten(0, 1),) * 3, is_causal=True)
+    assert "aten._scaled_dot_product_flash_attention_for_cpu" in four
+    assert not any("flash" in n for n in three) and "aten._safe_softmax" in three
