@@ -344,6 +344,22 @@ def test_decode_step_cost_counts_bytes_and_flops():
         decode_step_cost(10, 1, 4, 3, 8, 5)
 
 
+def test_decode_step_cost_of_a_batch_shares_the_weights_read():
+    """Notebook 13's batching: B sequences read the weights once, their caches B times."""
+    from helpers.modern import decode_step_cost
+
+    shape = dict(num_params=8_000_000_000, num_layers=32, num_heads=32, num_kv_heads=8, head_dim=128)
+    one, many = (decode_step_cost(**shape, context=1024, batch_size=b) for b in (1, 64))
+    assert many["weight_bytes"] == one["weight_bytes"] and many["kv_bytes"] == 64 * one["kv_bytes"]
+    assert many["flops"] == 64 * one["flops"]
+    assert round(many["intensity"], 1) == 43.0 and round(one["intensity"], 1) == 1.0
+    assert round(decode_step_cost(**shape, context=128, batch_size=1024)["intensity"], 1) == 493.9
+    # long contexts: the caches cap it below (FLOPs per sequence) / (cache bytes per sequence)
+    long = decode_step_cost(**shape, context=8191, batch_size=1024)
+    assert long["intensity"] < (2 * 8e9 + 32 * 4 * 32 * 128 * 8192) / 2**30 < 20
+    assert 64 < decode_step_cost(**shape, context=0, new_tokens=64)["intensity"] < 65  # prefill: about T
+
+
 def test_six_series_get_six_colours_and_markers():
     fig = logit_curves_plot([25, 50], {f"m{i}": [float(i), i + 1.0] for i in range(6)})
     lines = fig.axes[0].get_lines()
