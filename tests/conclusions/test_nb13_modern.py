@@ -16,6 +16,14 @@ What the exploration behind the prose measured (review of 2026-11-28, seeds 0-4)
 - The control for "what hurts RoPE at 4x": every offset > 31 computed as 31 (ReRoPE-style; all keys
   stay in view, none at an unseen offset) leaves the 4x loss 0.08-0.72 above the 1x loss (a window
   of 8: within 0.01), so unseen offsets alone do not explain it.
+
+What the exploration for QK-norm's loss measured (2026-12-06; thresholds from seeds 0-4, then seeds 5-9
+run once, unchanged):
+- RoPE + QK-norm minus RoPE at 1x: within 0.0021 at seeds 0-4 (claim: < 0.01), within 0.0011 at 5-9.
+- At 2x: +0.020 to +0.048 at seeds 0-4, +0.012 to +0.027 at 5-9 (claim: higher, at all ten).
+- At 4x: +0.026 to +0.137 at seeds 0-4, but -0.043, -0.048, -0.024, +0.060, -0.049 at seeds 5-9: the
+  "worse at 4x" of seeds 0-4 failed on held-out seeds, so it is re-scoped to "not reliable".
+- Largest logit with QK-norm 4.50-5.15 at all ten seeds, below half of RoPE's (9.88-21.07) at all ten.
 """
 
 import functools
