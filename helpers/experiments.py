@@ -173,8 +173,8 @@ MODERN_OPTIONS = {
 }
 # Notebook 13's controls: sinusoidal positions with the token and position signals of the same
 # size (GPT-2's init gives embeddings of about 0.02 per feature; the table is scaled to match), and
-# the block of today's open models (SwiGLU with d_ff = 85 keeps the FFN's weights at 3 x 64 x 85,
-# about the 2 x 64 x 128 of the others).
+# a Llama-style block with Llama 1's 2/3 rule for SwiGLU's width (d_ff = 85 keeps the FFN's
+# weights at 3 x 64 x 85, about the 2 x 64 x 128 of the others).
 BALANCED_SINUSOIDAL = (1.0, 0.02 * 2 ** 0.5)  # (token_scale, table_scale)
 LLAMA_STYLE = {"positions": "rope", "norm": "rms", "activation": "swiglu", "bias": False, "num_kv_heads": 2,
                "tie_weights": False, "d_ff": 85}

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 import torch.nn.functional as F
+from traitlets import TraitError
 
 from helpers import MultiHeadAttention, apply_rope, causal_mask
 from helpers.modern import (
@@ -213,20 +214,69 @@ def test_kv_cache_view_figure_and_messages():
     assert labels == ["MHA (32 kv heads)", "GQA (8 kv heads)", "MQA (1 kv head)", "GQA + window 4096"]
     assert ax.get_lines()[0].get_ydata()[-1] == 16.0 and "16.00 GiB" in ax.get_title()
     plt.close(fig)
-    assert kv_cache_view(32, 32, 128, 7, 32768).startswith("Cannot draw this: ")
+    message = kv_cache_view(32, 32, 128, 7, 32768)
+    assert message.startswith("Cannot draw this: ") and message.endswith("(kv heads that fit 32 heads: 1, 2, 4, 8, 16, 32)")
     assert "dtype" in kv_cache_view(32, 32, 128, 8, 32768, dtype="float8")
     assert "max_context" in kv_cache_view(32, 32, 128, 8, 0)
 
 
-def test_kv_cache_widget_redraws():
+def test_kv_head_choices_are_the_divisors_and_follow_the_learners_choice():
+    from helpers.widgets import follow_kv_heads, kv_head_choices
+
+    assert kv_head_choices(32) == [1, 2, 4, 8, 16, 32]
+    assert kv_head_choices(35) == [1, 5, 7, 35] and kv_head_choices(1) == [1]
+    assert follow_kv_heads(32, 8) == 8  # a divisor stays
+    assert [follow_kv_heads(h, 8) for h in (33, 34, 35, 36)] == [11, 2, 7, 9]  # else the nearest divisor
+    assert follow_kv_heads(12, 5) == 4  # 4 and 6 are equally near: the smaller
+    assert follow_kv_heads(7, 100) == 7
+    with pytest.raises(ValueError, match="num_heads must be an int >= 1, got 0"):
+        kv_head_choices(0)
+    with pytest.raises(TypeError, match="wanted must be an int"):
+        follow_kv_heads(32, 8.0)
+
+
+def test_kv_cache_widget_offers_only_valid_kv_heads_and_every_control_redraws():
+    """The bug a browser found: heads 32 -> 35 in steps of 1 left kv heads at 8, the plot became an
+    error message, and no other control drew anything new until the heads were a multiple of 8."""
     from helpers.widgets import kv_cache_widget
 
     w = kv_cache_widget()
-    assert w.initial_png is not None
-    w.controls["num_kv_heads"].value = 7
-    assert isinstance(w.result, str) and "multiple" in w.result
-    w.controls["num_kv_heads"].value = 4
-    assert not isinstance(w.result, str)
+    heads, kv = w.controls["num_heads"], w.controls["num_kv_heads"]
+    assert w.initial_png is not None and list(kv.options) == [1, 2, 4, 8, 16, 32] and kv.value == 8
+    calls = []
+    view = w.view
+    w.view = lambda **values: calls.append(values) or view(**values)
+    for h, expected_kv in ((33, 11), (34, 2), (35, 7)):
+        heads.value = h
+        assert kv.value == expected_kv and list(kv.options) == [k for k in range(1, h + 1) if h % k == 0]
+        assert not isinstance(w.result, str), w.result
+    assert len(calls) == 3 and all(c["num_heads"] % c["num_kv_heads"] == 0 for c in calls)  # one draw each
+    titles = set()
+    for name, value in (("num_layers", 16), ("head_dim", 64), ("batch_size", 4), ("max_context", 8192),
+                        ("window", 1024), ("dtype", "float32"), ("num_kv_heads", 5)):
+        w.controls[name].value = value
+        assert not isinstance(w.result, str), (name, w.result)
+        titles.add((w.result.axes[0].get_title(), tuple(line.get_label() for line in w.result.axes[0].get_lines()),
+                    tuple(w.result.axes[0].get_lines()[1].get_ydata())))
+        plt.close("all")
+    assert len(titles) == 7  # every control drew something new
+    heads.value = 32
+    assert kv.value == 4  # the nearest divisor of 32 to the 5 chosen last
+    kv.value = 8
+    heads.value = 35
+    heads.value = 32
+    assert kv.value == 8  # back where the learner left it
+    with pytest.raises(TraitError, match="Invalid selection"):
+        kv.value = 7  # the slider offers no value that does not fit
+    plt.close("all")
+
+
+def test_kv_cache_widget_refuses_bad_initial_heads():
+    from helpers.widgets import kv_cache_widget
+
+    with pytest.raises(ValueError, match="kv_cache_widget: num_kv_heads must be an int >= 1, got 0"):
+        kv_cache_widget(num_kv_heads=0)
+    assert kv_cache_widget(num_kv_heads=7).controls["num_kv_heads"].value == 8  # the nearest that fits 32
     plt.close("all")
 
 
@@ -292,6 +342,22 @@ def test_decode_step_cost_counts_bytes_and_flops():
     assert batch["weight_bytes"] == step["weight_bytes"] and batch["kv_bytes"] == 64 * step["kv_bytes"]
     with pytest.raises(ValueError, match="multiple of num_kv_heads"):
         decode_step_cost(10, 1, 4, 3, 8, 5)
+
+
+def test_decode_step_cost_of_a_batch_shares_the_weights_read():
+    """Notebook 13's batching: B sequences read the weights once, their caches B times."""
+    from helpers.modern import decode_step_cost
+
+    shape = dict(num_params=8_000_000_000, num_layers=32, num_heads=32, num_kv_heads=8, head_dim=128)
+    one, many = (decode_step_cost(**shape, context=1024, batch_size=b) for b in (1, 64))
+    assert many["weight_bytes"] == one["weight_bytes"] and many["kv_bytes"] == 64 * one["kv_bytes"]
+    assert many["flops"] == 64 * one["flops"]
+    assert round(many["intensity"], 1) == 43.0 and round(one["intensity"], 1) == 1.0
+    assert round(decode_step_cost(**shape, context=128, batch_size=1024)["intensity"], 1) == 493.9
+    # long contexts: the caches cap it below (FLOPs per sequence) / (cache bytes per sequence)
+    long = decode_step_cost(**shape, context=8191, batch_size=1024)
+    assert long["intensity"] < (2 * 8e9 + 32 * 4 * 32 * 128 * 8192) / 2**30 < 20
+    assert 64 < decode_step_cost(**shape, context=0, new_tokens=64)["intensity"] < 65  # prefill: about T
 
 
 def test_six_series_get_six_colours_and_markers():

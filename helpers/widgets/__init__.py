@@ -24,7 +24,7 @@ from .cross_attention import cross_attention_view, cross_attention_widget
 from .gradients import grad_norm_view, grad_norm_widget
 from .heads import head_heatmap_figure, head_picker
 from .induction import induction_view, induction_widget
-from .kv_cache import kv_cache_view, kv_cache_widget
+from .kv_cache import follow_kv_heads, kv_cache_view, kv_cache_widget, kv_head_choices
 from .masks import MASK_KINDS, build_mask, mask_explorer, mask_explorer_figure, mask_explorer_view
 from .online_softmax import online_softmax_view, online_softmax_widget
 from .positions import position_dimension_figure, position_explorer
@@ -56,6 +56,7 @@ __all__ = [
     "cross_attention_view",
     "cross_attention_widget",
     "figure_png",
+    "follow_kv_heads",
     "grad_norm_view",
     "grad_norm_widget",
     "head_heatmap_figure",
@@ -64,6 +65,7 @@ __all__ = [
     "induction_widget",
     "kv_cache_view",
     "kv_cache_widget",
+    "kv_head_choices",
     "mask_explorer",
     "mask_explorer_figure",
     "mask_explorer_view",

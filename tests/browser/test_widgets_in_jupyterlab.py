@@ -197,3 +197,42 @@ def test_checker_catches_broken_widgets(check, selftest_notebook, page, lab_serv
         if not report.artifacts:
             report.artifacts = jd.save_artifacts(page, lab_server, report, ARTIFACTS)
         pytest.fail(f"the checker missed: {missed}\n" + failure_message(report), pytrace=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# A path a person found that the generic drive above can miss: notebook 13's KV-cache widget with
+# its heads moved by single steps (32 -> 35 once made every later draw an error message).
+# ----------------------------------------------------------------------------------------------
+KV_CACHE_CELLS = [IMPORTS, "from helpers.widgets import kv_cache_widget\nkv_cache_widget()"]
+
+
+def test_kv_cache_widget_heads_by_single_steps_then_every_control(page, lab_server, selftest_notebook):
+    relpath = selftest_notebook("kv_cache", KV_CACHE_CELLS, saved={1})
+    checker = jd.NotebookChecker(page, lab_server, relpath)
+    checker.open()
+    checker.run_all()
+    checker.check_cells()
+    widgets = {w["description"]: w for w in page.evaluate("(k) => __bt.scan(k[0], k[1])",
+                                                          [list(jd.CONTROL_KINDS), list(jd.PASSIVE_KINDS)])
+               if w["kind"] != "passive"}
+    assert {"heads", "kv heads", "layers", "head dim", "dtype", "batch", "context", "window"} <= set(widgets)
+
+    def shown():
+        return page.evaluate("(i) => __bt.outputsOf(__bt.cells()[i]).map(e => e.innerText + "
+                             "e.querySelectorAll('img').length).join('|')", widgets["heads"]["cell"])
+
+    heads = checker._locator(widgets["heads"]).locator(".noUi-handle").first
+    for expected in (33, 34, 35):
+        def press():
+            heads.focus()
+            page.keyboard.press("ArrowRight")
+        assert checker._expect_change(widgets["heads"], "heads", "ArrowRight", press), checker.report.problems
+        assert float(heads.get_attribute("aria-valuenow")) == expected
+        assert "Cannot draw" not in shown(), shown()
+    for name, w in widgets.items():
+        if name == "heads":
+            continue
+        actions = getattr(checker, "_drive_" + w["kind"].replace("-", "_"))(w, name)
+        assert actions and "Cannot draw" not in shown(), (name, actions, shown())
+    assert not checker.report.problems, failure_message(checker.report)
+    lab_server.shutdown_kernels(wait=False)
