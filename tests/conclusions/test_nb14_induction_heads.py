@@ -32,12 +32,17 @@ from helpers.induction import (
     random_composition_scores,
 )
 from helpers.training import train_induction_model
+from seed_sets import ALL_SEEDS, seed_id
 
 N = 12  # the evaluation period
-SEEDS = (0, 1, 2, 3, 4)
+SEEDS = ALL_SEEDS  # thresholds written from seeds 0-4, checked unchanged on the held-out 5-9
+VARIATION_SEEDS = (0, 1, 2, 5, 6, 7)  # three written and three held-out seeds per "Try it" value
 VARIATIONS = {"800 steps": {}, "1600 steps": {"steps": 1600}, "|V| = 32": {"vocab_size": 32}}
-RUNS = [(seed, name) for name in VARIATIONS for seed in SEEDS]
-IDS = [f"seed {seed}, {name}" for seed, name in RUNS]
+RUNS = [(seed, name) for name in VARIATIONS
+        for seed in (SEEDS if name == "800 steps" else VARIATION_SEEDS)]
+IDS = [f"{seed_id(seed)}, {name}" for seed, name in RUNS]
+RUNS_800 = [(seed, name) for seed, name in RUNS if name != "1600 steps"]  # 800-step runs only
+IDS_800 = [f"{seed_id(seed)}, {name}" for seed, name in RUNS_800]
 
 _measured: dict = {}
 
@@ -75,6 +80,12 @@ def _measure(seed: int, name: str) -> dict:
     model1, hist1 = _train(seed, name, num_layers=1)
     m["final1"] = hist1["repeated_half"][-1]
     m["ov1"] = [full_ov_circuit(model1, 0, h) for h in range(model1.num_heads)]
+    random_ids = torch.randint(0, vocab, (256, 2 * N), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        model1(random_ids)  # sequences that never repeat: what the 1-layer heads do by position
+        w1 = model1.patterns()[0].mean(0)  # (h, 2n, 2n)
+    m["ind1"] = head_scores(model1, ids, N)["induction"][0]  # (h,)
+    m["ind1_random"] = w1.diagonal(offset=-(N - 1), dim1=-2, dim2=-1)[..., 1:].mean(-1)  # (h,)
 
     scores = head_scores(model, ids, N)
     prev, ind = scores["previous"], scores["induction"]
@@ -124,6 +135,10 @@ def _measure(seed: int, name: str) -> dict:
     m["write_ratio"] = (writes[0] / writes[1:N].mean()).item()
     m["first_loss"] = per_position_loss(model, ids)[1:N - 1].mean().item()
     m["first_loss_off"] = per_position_loss(model, ids, ablate=[(1, sink)])[1:N - 1].mean().item()
+    m["first_loss_other_off"] = per_position_loss(model, ids, ablate=[(1, 1 - sink)])[1:N - 1].mean().item()
+    with torch.no_grad():
+        m["p_token0_sink_off"] = model(ids[:, :-1], ablate=((1, sink),)).softmax(-1)[
+            :, 1:N - 1].gather(-1, token0).mean().item()
     _measured[seed, name] = m
     return m
 
@@ -136,15 +151,18 @@ def random_scores():
 
 
 @pytest.mark.parametrize("vocab", [64, 32])
-@pytest.mark.parametrize("seed", SEEDS)
-def test_floor_of_one_token_matching_and_the_whole_context_copier(seed, vocab):
+@pytest.mark.parametrize("seed", SEEDS, ids=seed_id)
+def test_one_token_reference_and_the_whole_context_copier(seed, vocab):
     """Section 1: a perfect one-token induction head loses more than 0 but under a tenth of
-    chance; a copier that compares the whole context loses under a fifth of that. On the
-    evaluation batch of every run (|V| = 64 and 32, batch seeds 1 to 5)."""
+    chance; a copier that compares the whole context loses under a fifth of that (so the one-token
+    loss is a reference, not a floor). Section 8: fewer than 20 % of the first-half queries 1..11
+    hold a token that occurred earlier. On the evaluation batch of every run (|V| = 64 and 32)."""
     ids = _eval_ids(seed, vocab)
     floor = perfect_induction_loss(ids, N).mean().item()
     assert 0 < floor < math.log(vocab) / 10
     assert prefix_match_loss(ids, N).mean().item() < floor / 5
+    seen = (ids[:, :N, None] == ids[:, None, :N]).tril(-1).any(-1)  # (B, n): token seen before?
+    assert seen[:, 1:].float().mean().item() < 0.2
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
@@ -180,6 +198,15 @@ def test_one_layer_model_does_not_get_there(seed, name):
     quarter of it (the control for "it takes two layers")."""
     m = _measure(seed, name)
     assert m["final1"] > m["chance"] / 2 and m["hist"]["repeated_half"][-1] < m["chance"] / 4
+
+
+@pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
+def test_one_layer_model_guesses_the_period_from_positions(seed, name):
+    """Section 3's control: on random sequences that never repeat, the 1-layer model's most
+    induction-like head still puts more than twice an even spread's weight on t - n + 1."""
+    m = _measure(seed, name)
+    even = sum(1 / (t + 1) for t in range(N, 2 * N)) / N
+    assert m["ind1_random"].max() > 2 * even
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
@@ -314,12 +341,13 @@ def test_attention_sink(seed, name):
     1..11; an even spread gives 0.19) on position 0, and less than 0.1 in the repeated half; what
     it writes from position 0 is below 0.7 of the average elsewhere; first-half predictions give
     token 0 more than twice 1/|V|, and, the control, less than 1.5/|V| with both layer-1 heads
-    zeroed; zeroing the sink head lowers the first-half loss."""
+    zeroed; zeroing either layer-1 head lowers the first-half loss (the control that keeps the
+    notebook from claiming the sink's cost: zeroing the other head lowers it about as much)."""
     m = _measure(seed, name)
     assert m["parked"][m["sink"]] > 0.35 and m["later"] < 0.1
     assert m["write_ratio"] < 0.7
     assert m["p_token0"] > 2 / m["vocab"] and m["p_token0_off"] < 1.5 / m["vocab"]
-    assert m["first_loss_off"] < m["first_loss"]
+    assert max(m["first_loss_off"], m["first_loss_other_off"]) < m["first_loss"]
 
 
 def test_which_head_is_the_sink_varies_between_runs():
