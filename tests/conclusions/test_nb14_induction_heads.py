@@ -1,14 +1,23 @@
 """Notebook 14's conclusions, re-checked where they could break.
 
-Runs: the 2-layer attention-only model of notebook 14 trained with seeds 0 to 4, at the notebook's
-setting (800 steps, |V| = 64) and at the variations its "Try it" suggests (1600 steps; |V| = 32):
-fifteen models, plus a 1-layer model for each, and the narrower model (d_model = 32) at seeds 0 to
-4. They train with ``train_induction_model(..., cache=True)``, the call the notebook makes, so the
-notebook's models (seed 0, and seed 1 for its exercise 2) are trained once for both. Each test
-states one conclusion with the threshold the notebook asserts (the notebook prints a check for its
-own run; these tests make the same check at every run), and, where the conclusion is an
-explanation, the control that would refute it. Evaluation follows the notebook: 256 repeated
-sequences of period n = 12 drawn from seed + 1 (the batch the training history is measured on).
+Runs: the 2-layer attention-only model of notebook 14 at its own setting (800 steps, |V| = 64) at
+seeds 0-4, from which the thresholds were written, and at the held-out seeds 5-9, on which they
+are checked unchanged (``seed_sets``); at the variations its "Try it" suggests (1600 steps;
+|V| = 32) at seeds 0, 1, 2 and held-out 5, 6, 7; a 1-layer model for each run; the narrower
+model (d_model = 32) at the same six seeds. They train with ``train_induction_model(...,
+cache=True)``, the call the notebook makes, so the notebook's models (seed 0, and seed 1 for its
+exercise 2) are trained once for both. Each test states one conclusion with the threshold the
+notebook asserts, and, where the conclusion is an explanation, the control that would refute it.
+Evaluation follows the notebook: 256 repeated sequences of period n = 12 drawn from seed + 1.
+
+What the held-out seeds changed (re-scoped, not re-tuned): "queries 12 and 13 still look at
+t - 1" failed at seed 8 (query 13: 0.01), so the general statement is about query 12 only;
+"within 0.05 without repetition" failed at seed 7 (0.054), so the notebook says "in all but one
+run". Measured outside these tests, for the prose: seeds 10-12 at 800 steps (seed 10: the other
+layer-0 head shares the previous-token job, first-half mean 0.88 and the other head's cost 0.31;
+seed 12: query 13 at 0.31, the previous-token score 100 steps before the fall above 0.2), and
+3200 steps at seed 0 (see the notebook's "Try it": the K-composition score and the path-ablation
+and position statements are about runs of 800 and 1600 steps).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import math
 
 import pytest
 import torch
+from seed_sets import ALL_SEEDS, seed_id
 
 from helpers.data.repeated import perfect_induction_loss, prefix_match_loss, repeated_tokens
 from helpers.induction import (
@@ -32,7 +42,6 @@ from helpers.induction import (
     random_composition_scores,
 )
 from helpers.training import train_induction_model
-from seed_sets import ALL_SEEDS, seed_id
 
 N = 12  # the evaluation period
 SEEDS = ALL_SEEDS  # thresholds written from seeds 0-4, checked unchanged on the held-out 5-9
@@ -41,8 +50,6 @@ VARIATIONS = {"800 steps": {}, "1600 steps": {"steps": 1600}, "|V| = 32": {"voca
 RUNS = [(seed, name) for name in VARIATIONS
         for seed in (SEEDS if name == "800 steps" else VARIATION_SEEDS)]
 IDS = [f"{seed_id(seed)}, {name}" for seed, name in RUNS]
-RUNS_800 = [(seed, name) for seed, name in RUNS if name != "1600 steps"]  # 800-step runs only
-IDS_800 = [f"{seed_id(seed)}, {name}" for seed, name in RUNS_800]
 
 _measured: dict = {}
 
@@ -231,14 +238,23 @@ def test_scores_find_a_previous_token_head_and_two_induction_heads(seed, name):
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
 def test_previous_token_head_works_by_position(seed, name):
     """The previous-token head looks at t - 1 from first-half queries (mean >= 0.95) and mostly not
-    from repeated-half ones (mean < 0.3); it still does from queries 12 and 13 (above 0.5), and from
-    position 16 on never with 0.2. Control for "position, not repetition": on random sequences that
-    do not repeat, its weight on t - 1 is the same at every position within 0.05."""
+    from repeated-half ones (mean < 0.3); it still does from query 12 (above 0.5), and from
+    position 16 on never with 0.2. (Query 13 was in the claim, written from seeds 0-4; held-out
+    seed 8 gives it 0.01, so the notebook now says that from 13 to 15 it varies between runs.)"""
     m = _measure(seed, name)
     by_query = m["by_query"]  # index i: query t = i + 1
     assert by_query[:N - 1].mean() >= 0.95 and by_query[N - 1:].mean() < 0.3
-    assert by_query[11:13].min() > 0.5 and by_query[15:].max() < 0.2
-    assert (by_query - m["no_repeat"]).abs().max() < 0.05
+    assert by_query[11] > 0.5 and by_query[15:].max() < 0.2
+
+
+def test_position_not_repetition_across_runs():
+    """Section 4's control, re-scoped after the held-out seeds: on random sequences that do not
+    repeat, the previous-token head's weight on t - 1 is the same as on repeated ones within 0.05
+    at every position in all runs but one (held-out seed 7 at 800 steps: 0.054). (Written from
+    seeds 0-4 as "within 0.05 in every run"; seed 7 broke it, and the prose now says "all but one".)"""
+    gaps = [(_measure(seed, name)["by_query"] - _measure(seed, name)["no_repeat"]).abs().max().item()
+            for seed, name in RUNS]
+    assert sum(g >= 0.05 for g in gaps) <= 1
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
@@ -358,7 +374,7 @@ def test_which_head_is_the_sink_varies_between_runs():
     assert any(m["parked"].min() > 0.3 for m in runs)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", VARIATION_SEEDS, ids=seed_id)
 def test_a_narrower_model_does_not_find_the_circuit_in_800_steps(seed):
     """The "Try it" with d_model = 32: in 800 steps the repeated half never falls below 30 % of
     chance (the notebook stops there with a message) and ends above 75 % of it."""
