@@ -267,7 +267,8 @@ def ov_matrix(model: AttentionOnlyTransformer, layer: int, head: int) -> torch.T
     """(d_model, d_model): what the head writes when it attends to a stream vector x (a row) is
     ``x @ ov_matrix`` (value bias aside): W_{v,h} W_{o,h}, head h's d_k columns of W_v times its
     d_k rows of W_o (``nn.Linear`` stores the transposes: rows of ``w_v.weight``, columns of
-    ``w_o.weight``)."""
+    ``w_o.weight``). It acts on row vectors, so it is the transpose of Elhage et al.'s (2021)
+    W_OV = W_O W_V, which acts on column vectors."""
     attn, s = _head(model, layer, head, "ov_matrix")
     w_v = attn.w_v.weight[s]  # (d_k, d_model): W_{v,h} transposed (rows of w_v.weight)
     w_o = attn.w_o.weight[:, s]  # (d_model, d_k): W_{o,h} transposed (columns of w_o.weight)

@@ -32,6 +32,10 @@ def duplicate_over_all_queries(w, n):  # divides by 2n instead of n
     return w.diagonal(offset=-n, dim1=-2, dim2=-1).sum(-1) / w.shape[-1]
 
 
+def duplicate_for_3d_weights_only(w, n):  # right on (B, 2n, 2n), not on (layers, h, 2n, 2n)
+    return w[:, torch.arange(n, 2 * n), torch.arange(n)].mean(-1)
+
+
 def ov_right(model, layer, head):
     attn = model.layers[layer]
     s = slice(head * attn.d_k, (head + 1) * attn.d_k)
@@ -75,7 +79,8 @@ def test_right_answers_pass(capsys):
 
 
 @pytest.mark.parametrize("wrong, word", [(duplicate_is_induction, "induction score"),
-                                         (duplicate_over_all_queries, "divide")])
+                                         (duplicate_over_all_queries, "divide"),
+                                         (duplicate_for_3d_weights_only, "leading dims")])
 def test_duplicate_token_score_rejects(wrong, word):
     with pytest.raises(AssertionError, match=word):
         nb14.check_duplicate_token_score(wrong)
@@ -86,6 +91,27 @@ def test_duplicate_token_score_rejects(wrong, word):
 def test_full_ov_circuit_rejects(wrong, word):
     with pytest.raises(AssertionError, match=word):
         nb14.check_full_ov_circuit(wrong, _model())
+
+
+def test_full_ov_circuit_rejects_an_answer_that_ignores_its_model_argument():
+    """An answer that reads a notebook global (here ``notebook_model``) instead of ``model`` is right
+    on that one model only: the checker also tries a model of other sizes."""
+    notebook_model = _model()
+
+    def from_a_global(model, layer, head):
+        return ov_right(notebook_model, layer, head)
+
+    with pytest.raises(AssertionError, match=r"\|V\| = 24 and d_model = 48"):
+        nb14.check_full_ov_circuit(from_a_global, notebook_model)
+
+
+def test_full_ov_circuit_leaves_the_random_state_alone():
+    model = _model()
+    torch.manual_seed(3)
+    expected = torch.rand(1)
+    torch.manual_seed(3)
+    nb14.check_full_ov_circuit(ov_right, model)  # seeds its second model inside fork_rng
+    assert torch.equal(torch.rand(1), expected)
 
 
 def test_ablation_guess_accepts_the_measured_head_only(capsys):

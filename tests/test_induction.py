@@ -512,3 +512,50 @@ def test_sink_plot_draws_each_head_and_the_even_spread():
     with pytest.raises(ValueError, match="to_first"):
         sink_plot(torch.ones(3))
     plt.close("all")
+
+
+def _phase_change_history():
+    """A history shaped like notebook 14's run: the repeated half falls from chance to 0.3 nats
+    between steps 300 and 400, in the lower left where the old legend sat."""
+    steps = list(range(0, 820, 20))
+    rep = [4.16 if s < 300 else 0.3 if s > 400 else 4.16 - (s - 300) / 100 * 3.86 for s in steps]
+    per = [torch.linspace(4.2, 0.2 if s > 400 else 4.0, 23) for s in steps]
+    return {"step": steps, "repeated_half": rep, "first_half": [4.4] * len(steps), "chance": 4.16,
+            "per_position": per,
+            "previous": [torch.tensor([[0.6 if s > 400 else 0.1, 0.1], [0.0, 0.1]]) for s in steps],
+            "induction": [torch.tensor([[0.1, 0.0], [0.9 if s > 400 else 0.1, 0.8]]) for s in steps]}
+
+
+def _legend_figures():
+    hist = _phase_change_history()
+    curve = torch.linspace(1.0, 0.0, 23)
+    yield "loss_curves_plot", loss_curves_plot({"2 layers": hist, "1 layer": hist}, floor=0.14)
+    yield "per_position_plot", per_position_plot(hist, [10, 40])
+    yield "scores_over_training_plot", scores_over_training_plot(hist)
+    yield "icl_score_plot", icl_score_plot(hist, early=2, late=20, phase=320)
+    yield "composition_plot", composition_plot({"keys": torch.full((2, 2), 0.19),
+                                                "queries": torch.full((2, 2), 0.07)},
+                                               torch.linspace(0.11, 0.14, 200))
+    yield "path_ablation_plot", path_ablation_plot({"keys only": 3.4, "everywhere": 3.2},
+                                                   intact=0.34, chance=4.16, floor=0.14)
+    yield "previous_token_by_position_plot", previous_token_by_position_plot(
+        {"repeated": curve, "random": curve}, n=12, longest_first_half=16)
+    yield "sink_plot", sink_plot(torch.stack([torch.linspace(1, 0, 24), torch.linspace(0.2, 0, 24)]), n=12)
+
+
+@pytest.mark.parametrize("name", [name for name, fig in _legend_figures() if not plt.close(fig)])
+def test_legends_never_cover_the_data(name):
+    """Issue 34: the legend of the loss curves covered the 2-layer curve where it falls. Every
+    figure of notebook 14 now puts its legend outside every axes: its drawn box overlaps no axes
+    (so no line, bar or band whatever a run draws), and lies inside the figure (not cut off)."""
+    fig = dict(_legend_figures())[name]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert len(legends) == 1
+    box = legends[0].get_window_extent(renderer)
+    for ax in fig.axes:
+        assert not box.overlaps(ax.get_window_extent(renderer)), name
+    whole = fig.bbox
+    assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0 and box.y1 <= whole.y1
+    plt.close("all")

@@ -25,7 +25,8 @@ BADGE_IMAGES = {
 }
 # Sections that may follow "## Exercises" at the very end of a notebook (and "## Appendix: ...",
 # material a learner may skip, such as notebook 00's measurements of what each layer costs).
-CLOSING_SECTIONS = {"Further reading", "References", "What's next", "Next", "Next steps"}
+CLOSING_SECTIONS = {"Further reading", "References", "What's next", "Next", "Next steps",
+                    "Your run"}  # "Your run": claims.report() (CONTRIBUTING.md)
 
 MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"']*[\"'])?\s*\)")
 HTML_IMAGE = re.compile(r"<img\b[^>]*?\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)

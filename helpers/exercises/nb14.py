@@ -6,6 +6,7 @@ import torch
 
 from ..data.repeated import repeated_tokens
 from ..induction import (
+    AttentionOnlyTransformer,
     copying_share,
     eigenvalue_positivity,
     full_ov_circuit,
@@ -59,6 +60,15 @@ def check_duplicate_token_score(fn):
         f"{[round(v, 3) for v in got.tolist()]}. On the sharp pattern (first entry) every query "
         "t >= n looks at t - n; which queries do you average over, and do you divide by their number?"
     )
+    for shape in ((2, 3), ()):  # (layers, h, 2n, 2n) as in section 4, and one (2n, 2n) pattern
+        more = w[1].expand(*shape, 2 * n, 2 * n).clone()
+        hint = (f"right on (3, 2n, 2n) weights, but not on weights of shape {tuple(more.shape)}: "
+                "index from the end (dims -2 and -1) so that any number of leading dims works")
+        try:
+            other = torch.as_tensor(call(fn, more, n), dtype=torch.float32)
+        except (IndexError, RuntimeError, ValueError) as err:
+            raise AssertionError(f"{hint} (it raised {type(err).__name__}: {err})") from None
+        assert other.shape == shape and torch.allclose(other, want[1].expand(shape), atol=1e-4), hint
 
 
 def _as_head(guess, what: str) -> tuple[int, int]:
@@ -118,7 +128,17 @@ def check_one_layer_prediction(guess, model):
 
 @checker("Exercise 3b (full OV circuit)")
 def check_full_ov_circuit(fn, model):
-    """``fn(model, layer, head) -> (|V|, |V|)``: E W_{v,h} W_{o,h} U^T, rows = attended tokens."""
+    """``fn(model, layer, head) -> (|V|, |V|)``: E W_{v,h} W_{o,h} U^T, rows = attended tokens.
+    Checked on ``model`` and on a second model of other sizes (|V| = 24, d_model = 48, 3 heads),
+    so that an answer must use its ``model`` argument and the right transposes."""
+    with torch.random.fork_rng(devices=[]):  # the learner's random state is left as it was
+        torch.manual_seed(14)
+        other = AttentionOnlyTransformer(vocab_size=24, d_model=48, num_heads=3, num_layers=2)
+    for m in (model, other):
+        _check_full_ov_on(fn, m)
+
+
+def _check_full_ov_on(fn, model):
     embed, unembed = model.embed.weight.detach(), model.unembed.weight.detach()
     for layer in range(len(model.layers)):
         for head in range(model.num_heads):
@@ -126,7 +146,8 @@ def check_full_ov_circuit(fn, model):
             got = call(fn, model, layer, head)
             got = torch.as_tensor(got).detach().to(want.device, torch.float32)
             assert got.shape == want.shape, (
-                f"layer {layer}, head {head}: expected a (|V|, |V|) = {tuple(want.shape)} matrix, "
+                f"layer {layer}, head {head} of a model with |V| = {model.vocab_size} and d_model = "
+                f"{model.layers[0].d_model}: expected a (|V|, |V|) = {tuple(want.shape)} matrix, "
                 f"got {tuple(got.shape)}")
             if torch.allclose(got, want, rtol=1e-3, atol=1e-3):
                 continue

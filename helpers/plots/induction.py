@@ -23,7 +23,23 @@ __all__ = [
     "sink_plot",
 ]
 
-FLOOR_LABEL = "floor: perfect one-token induction head"
+FLOOR_LABEL = "perfect one-token induction head"
+
+
+def _legend_off_the_data(ax, handles=None, above: bool = False) -> None:
+    """The legend beside the axes (right of them), or above them (``above``, for a figure with a
+    right-hand axis): never over the lines, bars or bands it explains, whatever the run drew."""
+    kw = {"handles": handles} if handles is not None else {}
+    if above:
+        ax.legend(**kw, fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.02), ncol=2,
+                  borderaxespad=0.0)
+    else:
+        ax.legend(**kw, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
+def _axes(figsize):
+    """A new figure with one axes, laid out so that a legend beside or above it fits."""
+    return plt.subplots(figsize=figsize, layout="constrained")[1]
 
 
 def loss_curves_plot(histories: dict, ax=None, floor: float | None = None):
@@ -34,7 +50,7 @@ def loss_curves_plot(histories: dict, ax=None, floor: float | None = None):
     if not histories:
         raise ValueError("loss_curves_plot: histories is empty; pass {label: history}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.6))
+        ax = _axes((9.5, 3.6))
     for i, (label, h) in enumerate(histories.items()):
         colour = f"C{i}"
         ax.plot(h["step"], h["repeated_half"], color=colour, label=f"{label}: repeated half")
@@ -46,7 +62,7 @@ def loss_curves_plot(histories: dict, ax=None, floor: float | None = None):
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats)")
     ax.set_ylim(0, chance * 1.25)
-    ax.legend(fontsize=8, loc="lower left")
+    _legend_off_the_data(ax)
     return ax.figure
 
 
@@ -55,13 +71,13 @@ def per_position_plot(history: dict, indices: list[int], ax=None):
     if not indices:
         raise ValueError("per_position_plot: indices is empty; pass positions in history['step']")
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3))
+        ax = _axes((10, 3))
     for i in indices:
         ax.plot(history["per_position"][i].numpy(), "o-", ms=4, label=f"step {history['step'][i]}")
     ax.axhline(history["chance"], color="grey", ls=":", lw=1, label="chance")
     ax.set_xlabel("position t (predicting token t + 1)")
     ax.set_ylabel("loss (nats)")
-    ax.legend(fontsize=8)
+    _legend_off_the_data(ax)
     return ax.figure
 
 
@@ -69,7 +85,7 @@ def scores_over_training_plot(history: dict, ax=None):
     """The best previous-token score of layer 0 and the best induction score of the last layer
     against the step (left axis), with the repeated-half loss (right axis, dashed)."""
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.4))
+        ax = _axes((7.5, 3.8))
     steps = history["step"]
     ax.plot(steps, [s[-1].max().item() for s in history["induction"]], label="induction score (last layer)")
     ax.plot(steps, [s[0].max().item() for s in history["previous"]], label="previous-token score (layer 0)")
@@ -81,7 +97,7 @@ def scores_over_training_plot(history: dict, ax=None):
     right.set_ylabel("loss (nats)")
     right.set_ylim(0, history["chance"] * 1.25)
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, fontsize=8, loc="center left")
+    _legend_off_the_data(ax, handles, above=True)
     return ax.figure
 
 
@@ -93,7 +109,7 @@ def icl_score_plot(history: dict, early: int, late: int, phase: int | None = Non
     if not (isinstance(early, int) and isinstance(late, int) and 0 <= early < late < size):
         raise ValueError(f"icl_score_plot: need 0 <= early < late < {size}, got early={early!r}, late={late!r}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.2))
+        ax = _axes((9.5, 3.2))
     scores = [float(p[late] - p[early]) for p in per]
     ax.plot(history["step"], scores, color="C2", label=f"loss at position {late} − loss at position {early}")
     ax.axhline(0.0, color="grey", lw=1, ls=":")
@@ -101,7 +117,7 @@ def icl_score_plot(history: dict, early: int, late: int, phase: int | None = Non
         ax.axvline(phase, color="black", lw=1, ls="--", label=f"the loss drop (step {phase})")
     ax.set_xlabel("training step")
     ax.set_ylabel("in-context learning score (nats)")
-    ax.legend(fontsize=8, loc="lower left")
+    _legend_off_the_data(ax)
     return ax.figure
 
 
@@ -147,7 +163,7 @@ def composition_plot(scores: Mapping[str, torch.Tensor], baseline: torch.Tensor,
     if base.numel() == 0:
         raise ValueError("composition_plot: baseline is empty; pass random composition scores")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 3.4))
+        ax = _axes((7.5, 3.8))
     pairs = [(i, j) for i in range(shape[0]) for j in range(shape[1])]
     width = 0.8 / len(mats)
     ax.axhspan(float(base.min()), float(base.quantile(0.95)), color="0.85",
@@ -160,7 +176,7 @@ def composition_plot(scores: Mapping[str, torch.Tensor], baseline: torch.Tensor,
     ax.set_xlabel("layer-0 head → layer-1 head")
     ax.set_ylabel("composition score")
     ax.set_ylim(0, max(float(base.max()), max(float(m.max()) for m in mats.values())) * 1.3)
-    ax.legend(fontsize=8, ncol=3, loc="upper right")
+    _legend_off_the_data(ax, above=True)
     return ax.figure
 
 
@@ -172,7 +188,7 @@ def path_ablation_plot(losses: Mapping[str, float], intact: float, chance: float
     if not losses:
         raise ValueError("path_ablation_plot: losses is empty; pass {label: loss}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 0.45 * len(losses) + 1.4))
+        ax = _axes((10, 0.45 * len(losses) + 1.4))
     labels = list(losses)
     ax.barh(range(len(labels)), [float(losses[k]) for k in labels], color="C0")
     ax.set_yticks(range(len(labels)), labels)
@@ -183,7 +199,7 @@ def path_ablation_plot(losses: Mapping[str, float], intact: float, chance: float
         ax.axvline(floor, color="black", lw=1, ls="-.", label=FLOOR_LABEL)
     ax.set_xlabel("repeated-half loss (nats)")
     ax.set_xlim(0, chance * 1.1)
-    ax.legend(fontsize=8, loc="lower right")
+    _legend_off_the_data(ax)
     return ax.figure
 
 
@@ -195,7 +211,7 @@ def previous_token_by_position_plot(curves: Mapping[str, torch.Tensor], n: int |
     if not curves:
         raise ValueError("previous_token_by_position_plot: curves is empty; pass {label: (L-1,) weights}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 3.2))
+        ax = _axes((10.5, 3.2))
     top = 0
     for k, (label, c) in enumerate(curves.items()):
         c = torch.as_tensor(c).detach().cpu().float().reshape(-1)
@@ -211,7 +227,7 @@ def previous_token_by_position_plot(curves: Mapping[str, torch.Tensor], n: int |
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("query position t")
     ax.set_ylabel("attention on t − 1")
-    ax.legend(fontsize=8, loc="center left")
+    _legend_off_the_data(ax)
     return ax.figure
 
 
@@ -223,7 +239,7 @@ def sink_plot(to_first: torch.Tensor, n: int | None = None, layer: int = 1, ax=N
     if w.dim() != 2:
         raise ValueError(f"sink_plot: to_first must be (h, L), got shape {tuple(w.shape)}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 3.2))
+        ax = _axes((10.5, 3.2))
     t = np.arange(w.shape[1])
     if n is not None:
         ax.axvspan(n - 0.5, w.shape[1] - 0.5, color="0.9", label=f"repeated half (n = {n})")
@@ -234,5 +250,5 @@ def sink_plot(to_first: torch.Tensor, n: int | None = None, layer: int = 1, ax=N
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("query position t")
     ax.set_ylabel("attention on position 0")
-    ax.legend(fontsize=8, loc="upper right")
+    _legend_off_the_data(ax)
     return ax.figure

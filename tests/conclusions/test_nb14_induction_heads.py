@@ -1,14 +1,23 @@
 """Notebook 14's conclusions, re-checked where they could break.
 
-Runs: the 2-layer attention-only model of notebook 14 trained with seeds 0 to 4, at the notebook's
-setting (800 steps, |V| = 64) and at the variations its "Try it" suggests (1600 steps; |V| = 32):
-fifteen models, plus a 1-layer model for each, and the narrower model (d_model = 32) at seeds 0 to
-4. They train with ``train_induction_model(..., cache=True)``, the call the notebook makes, so the
-notebook's models (seed 0, and seed 1 for its exercise 2) are trained once for both. Each test
-states one conclusion with the threshold the notebook asserts (the notebook prints a check for its
-own run; these tests make the same check at every run), and, where the conclusion is an
-explanation, the control that would refute it. Evaluation follows the notebook: 256 repeated
-sequences of period n = 12 drawn from seed + 1 (the batch the training history is measured on).
+Runs: the 2-layer attention-only model of notebook 14 at its own setting (800 steps, |V| = 64) at
+seeds 0-4, from which the thresholds were written, and at the held-out seeds 5-9, on which they
+are checked unchanged (``seed_sets``); at the variations its "Try it" suggests (1600 steps;
+|V| = 32) at seeds 0, 1, 2 and held-out 5, 6, 7; a 1-layer model for each run; the narrower
+model (d_model = 32) at the same six seeds. They train with ``train_induction_model(...,
+cache=True)``, the call the notebook makes, so the notebook's models (seed 0, and seed 1 for its
+exercise 2) are trained once for both. Each test states one conclusion with the threshold the
+notebook asserts, and, where the conclusion is an explanation, the control that would refute it.
+Evaluation follows the notebook: 256 repeated sequences of period n = 12 drawn from seed + 1.
+
+What the held-out seeds changed (re-scoped, not re-tuned): "queries 12 and 13 still look at
+t - 1" failed at seed 8 (query 13: 0.01), so the general statement is about query 12 only;
+"within 0.05 without repetition" failed at seed 7 (0.054), so the notebook says "in all but one
+run". Measured outside these tests, for the prose: seeds 10-12 at 800 steps (seed 10: the other
+layer-0 head shares the previous-token job, first-half mean 0.88 and the other head's cost 0.31;
+seed 12: query 13 at 0.31, the previous-token score 100 steps before the fall above 0.2), and
+3200 steps at seed 0 (see the notebook's "Try it": the K-composition score and the path-ablation
+and position statements are about runs of 800 and 1600 steps).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import math
 
 import pytest
 import torch
+from seed_sets import ALL_SEEDS, seed_id
 
 from helpers.data.repeated import perfect_induction_loss, prefix_match_loss, repeated_tokens
 from helpers.induction import (
@@ -34,10 +44,12 @@ from helpers.induction import (
 from helpers.training import train_induction_model
 
 N = 12  # the evaluation period
-SEEDS = (0, 1, 2, 3, 4)
+SEEDS = ALL_SEEDS  # thresholds written from seeds 0-4, checked unchanged on the held-out 5-9
+VARIATION_SEEDS = (0, 1, 2, 5, 6, 7)  # three written and three held-out seeds per "Try it" value
 VARIATIONS = {"800 steps": {}, "1600 steps": {"steps": 1600}, "|V| = 32": {"vocab_size": 32}}
-RUNS = [(seed, name) for name in VARIATIONS for seed in SEEDS]
-IDS = [f"seed {seed}, {name}" for seed, name in RUNS]
+RUNS = [(seed, name) for name in VARIATIONS
+        for seed in (SEEDS if name == "800 steps" else VARIATION_SEEDS)]
+IDS = [f"{seed_id(seed)}, {name}" for seed, name in RUNS]
 
 _measured: dict = {}
 
@@ -75,6 +87,12 @@ def _measure(seed: int, name: str) -> dict:
     model1, hist1 = _train(seed, name, num_layers=1)
     m["final1"] = hist1["repeated_half"][-1]
     m["ov1"] = [full_ov_circuit(model1, 0, h) for h in range(model1.num_heads)]
+    random_ids = torch.randint(0, vocab, (256, 2 * N), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        model1(random_ids)  # sequences that never repeat: what the 1-layer heads do by position
+        w1 = model1.patterns()[0].mean(0)  # (h, 2n, 2n)
+    m["ind1"] = head_scores(model1, ids, N)["induction"][0]  # (h,)
+    m["ind1_random"] = w1.diagonal(offset=-(N - 1), dim1=-2, dim2=-1)[..., 1:].mean(-1)  # (h,)
 
     scores = head_scores(model, ids, N)
     prev, ind = scores["previous"], scores["induction"]
@@ -124,6 +142,10 @@ def _measure(seed: int, name: str) -> dict:
     m["write_ratio"] = (writes[0] / writes[1:N].mean()).item()
     m["first_loss"] = per_position_loss(model, ids)[1:N - 1].mean().item()
     m["first_loss_off"] = per_position_loss(model, ids, ablate=[(1, sink)])[1:N - 1].mean().item()
+    m["first_loss_other_off"] = per_position_loss(model, ids, ablate=[(1, 1 - sink)])[1:N - 1].mean().item()
+    with torch.no_grad():
+        m["p_token0_sink_off"] = model(ids[:, :-1], ablate=((1, sink),)).softmax(-1)[
+            :, 1:N - 1].gather(-1, token0).mean().item()
     _measured[seed, name] = m
     return m
 
@@ -136,15 +158,18 @@ def random_scores():
 
 
 @pytest.mark.parametrize("vocab", [64, 32])
-@pytest.mark.parametrize("seed", SEEDS)
-def test_floor_of_one_token_matching_and_the_whole_context_copier(seed, vocab):
+@pytest.mark.parametrize("seed", SEEDS, ids=seed_id)
+def test_one_token_reference_and_the_whole_context_copier(seed, vocab):
     """Section 1: a perfect one-token induction head loses more than 0 but under a tenth of
-    chance; a copier that compares the whole context loses under a fifth of that. On the
-    evaluation batch of every run (|V| = 64 and 32, batch seeds 1 to 5)."""
+    chance; a copier that compares the whole context loses under a fifth of that (so the one-token
+    loss is a reference, not a floor). Section 8: fewer than 20 % of the first-half queries 1..11
+    hold a token that occurred earlier. On the evaluation batch of every run (|V| = 64 and 32)."""
     ids = _eval_ids(seed, vocab)
     floor = perfect_induction_loss(ids, N).mean().item()
     assert 0 < floor < math.log(vocab) / 10
     assert prefix_match_loss(ids, N).mean().item() < floor / 5
+    seen = (ids[:, :N, None] == ids[:, None, :N]).tril(-1).any(-1)  # (B, n): token seen before?
+    assert seen[:, 1:].float().mean().item() < 0.2
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
@@ -165,12 +190,15 @@ def test_a_slow_start_then_a_steep_fall(seed, name):
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
 def test_loss_per_position_before_and_after(seed, name):
-    """100 steps before the fall, every repeated-half position is above half of chance and their
-    mean below chance; at the end every one is below 1 nat, and position 11 above 60 % of
+    """100 steps before the fall, the repeated-half positions' mean is below chance, and in the
+    800-step runs every one of them is above half of chance (re-scoped: held-out seed 6 at 1600
+    steps has one at 1.68 nats); at the end every one is below 1 nat, and position 11 above 60 % of
     chance."""
     m = _measure(seed, name)
     early, late, chance = m["early"], m["late"], m["chance"]
-    assert early[N:].min() > chance / 2 and early[N:].mean() < chance
+    assert early[N:].mean() < chance
+    if name != "1600 steps":  # held-out seed 6 at 1600 steps has one position at 1.68 nats
+        assert early[N:].min() > chance / 2
     assert late[N:].max() < 1.0 and late[N - 1] > 0.6 * chance
 
 
@@ -180,6 +208,15 @@ def test_one_layer_model_does_not_get_there(seed, name):
     quarter of it (the control for "it takes two layers")."""
     m = _measure(seed, name)
     assert m["final1"] > m["chance"] / 2 and m["hist"]["repeated_half"][-1] < m["chance"] / 4
+
+
+@pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
+def test_one_layer_model_guesses_the_period_from_positions(seed, name):
+    """Section 3's control: on random sequences that never repeat, the 1-layer model's most
+    induction-like head still puts more than twice an even spread's weight on t - n + 1."""
+    m = _measure(seed, name)
+    even = sum(1 / (t + 1) for t in range(N, 2 * N)) / N
+    assert m["ind1_random"].max() > 2 * even
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
@@ -204,14 +241,23 @@ def test_scores_find_a_previous_token_head_and_two_induction_heads(seed, name):
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
 def test_previous_token_head_works_by_position(seed, name):
     """The previous-token head looks at t - 1 from first-half queries (mean >= 0.95) and mostly not
-    from repeated-half ones (mean < 0.3); it still does from queries 12 and 13 (above 0.5), and from
-    position 16 on never with 0.2. Control for "position, not repetition": on random sequences that
-    do not repeat, its weight on t - 1 is the same at every position within 0.05."""
+    from repeated-half ones (mean < 0.3); it still does from query 12 (above 0.5), and from
+    position 16 on never with 0.2. (Query 13 was in the claim, written from seeds 0-4; held-out
+    seed 8 gives it 0.01, so the notebook now says that from 13 to 15 it varies between runs.)"""
     m = _measure(seed, name)
     by_query = m["by_query"]  # index i: query t = i + 1
     assert by_query[:N - 1].mean() >= 0.95 and by_query[N - 1:].mean() < 0.3
-    assert by_query[11:13].min() > 0.5 and by_query[15:].max() < 0.2
-    assert (by_query - m["no_repeat"]).abs().max() < 0.05
+    assert by_query[11] > 0.5 and by_query[15:].max() < 0.2
+
+
+def test_position_not_repetition_across_runs():
+    """Section 4's control, re-scoped after the held-out seeds: on random sequences that do not
+    repeat, the previous-token head's weight on t - 1 is the same as on repeated ones within 0.05
+    at every position in all runs but one (held-out seed 7 at 800 steps: 0.054). (Written from
+    seeds 0-4 as "within 0.05 in every run"; seed 7 broke it, and the prose now says "all but one".)"""
+    gaps = [(_measure(seed, name)["by_query"] - _measure(seed, name)["no_repeat"]).abs().max().item()
+            for seed, name in RUNS]
+    assert sum(g >= 0.05 for g in gaps) <= 1
 
 
 @pytest.mark.parametrize("seed, name", RUNS, ids=IDS)
@@ -314,12 +360,16 @@ def test_attention_sink(seed, name):
     1..11; an even spread gives 0.19) on position 0, and less than 0.1 in the repeated half; what
     it writes from position 0 is below 0.7 of the average elsewhere; first-half predictions give
     token 0 more than twice 1/|V|, and, the control, less than 1.5/|V| with both layer-1 heads
-    zeroed; zeroing the sink head lowers the first-half loss."""
+    zeroed; zeroing the sink head lowers the first-half loss, and so, after 800 steps, does zeroing
+    the other layer-1 head (the control that keeps the notebook from claiming the sink's cost; after
+    1600 steps it raised the loss at seeds 1, 2 and 7, and the notebook says so)."""
     m = _measure(seed, name)
     assert m["parked"][m["sink"]] > 0.35 and m["later"] < 0.1
     assert m["write_ratio"] < 0.7
     assert m["p_token0"] > 2 / m["vocab"] and m["p_token0_off"] < 1.5 / m["vocab"]
     assert m["first_loss_off"] < m["first_loss"]
+    if name != "1600 steps":  # after 1600 steps zeroing the other head raised it at seeds 1, 2, 7
+        assert m["first_loss_other_off"] < m["first_loss"]
 
 
 def test_which_head_is_the_sink_varies_between_runs():
@@ -330,7 +380,7 @@ def test_which_head_is_the_sink_varies_between_runs():
     assert any(m["parked"].min() > 0.3 for m in runs)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", VARIATION_SEEDS, ids=seed_id)
 def test_a_narrower_model_does_not_find_the_circuit_in_800_steps(seed):
     """The "Try it" with d_model = 32: in 800 steps the repeated half never falls below 30 % of
     chance (the notebook stops there with a message) and ends above 75 % of it."""
