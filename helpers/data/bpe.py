@@ -188,9 +188,9 @@ class ByteLevelBPE:
     whole in the text (``'<|im_end|>'``), never merged. ``from_gguf_metadata`` builds one from a
     GGUF file's metadata.
 
-    Bytes that have no token of their own (SmolLM2's vocabulary lacks 21 of the 256:
-    ``missing_bytes``) are dropped before merging, as Hugging Face's and llama.cpp's tokenizers do;
-    no valid UTF-8 text holds most of them.
+    Bytes that have no token of their own are dropped before merging, as Hugging Face's tokenizer
+    drops them (``missing_bytes``: SmolLM2's vocabulary lacks 21 of the 256; 15 of them occur in
+    no UTF-8 text of assigned characters, the other 6 are rare control characters such as 0x04).
     """
 
     def __init__(self, tokens: Sequence[str], merges: Sequence[str], pre: str,
