@@ -10,8 +10,11 @@ adjacent-pair order of RoPE that ``helpers.apply_rope`` uses (notebook 06).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
+from .data.bpe import ByteLevelBPE
 from .data.gguf_file import GGUFFile, dequantize, read_gguf
 from .gpt import GPT
 
@@ -127,3 +130,97 @@ def load_smollm2(file: GGUFFile | None = None, dtype: torch.dtype = torch.float3
     model.lm_head.weight = model.tok_embed.weight  # to_empty unties: tie again
     load_gguf_weights(model, file)  # one tensor at a time: never two copies of the model in memory
     return model.to(device=device, dtype=dtype).eval()
+
+
+def smollm2_tokenizer(file: GGUFFile | None = None) -> ByteLevelBPE:
+    """The tokenizer of the file: byte-level BPE from its own vocabulary, merges and chat template."""
+    file = read_gguf() if file is None else file
+    return ByteLevelBPE.from_gguf_metadata(file.metadata)
+
+
+def _check_model(model, where: str) -> None:
+    if not isinstance(model, GPT) or not model.modern:
+        raise TypeError(f"{where}: model must be a helpers.GPT with the modern block (load_smollm2()), "
+                        f"got {type(model).__name__}")
+
+
+@torch.no_grad()
+def attention_maps(model: GPT, ids: torch.Tensor) -> torch.Tensor:
+    """The attention weights of every layer and head when ``model`` reads ``ids`` (B, L):
+    (num_layers, B, h, L, L)."""
+    _check_model(model, "attention_maps")
+    model(ids, need_weights=True)
+    maps = torch.stack([block.self_attn.attn_weights for block in model.blocks])
+    for block in model.blocks:
+        block.self_attn.attn_weights = None  # (layers, B, h, L, L) is large: keep no second copy
+    return maps
+
+
+@torch.no_grad()
+def token_losses(model: GPT, ids: torch.Tensor) -> torch.Tensor:
+    """The loss (nats) of predicting each next token: ids (B, L) -> (B, L - 1); entry t is the loss
+    of ids[:, t + 1] given ids[:, :t + 1]."""
+    _check_model(model, "token_losses")
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.shape[1] < 2:
+        got = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise ValueError(f"token_losses: ids must be (B, L) token ids with L >= 2, got {got}")
+    logits = model(ids)[:, :-1]  # (B, L - 1, |V|)
+    return torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
+
+
+@contextmanager
+def ablate_heads(model: GPT, heads):
+    """Inside the ``with``, the heads ``heads`` (an iterable of (layer, head)) write nothing: their
+    output is set to zero before the output projection (zero ablation)."""
+    _check_model(model, "ablate_heads")
+    chosen: dict[int, list[int]] = {}
+    for item in heads:
+        if not (isinstance(item, tuple | list) and len(item) == 2 and all(isinstance(v, int) for v in item)):
+            raise ValueError(f"ablate_heads: heads must be (layer, head) pairs of ints, got {item!r}")
+        layer, head = item
+        attn = model.blocks[layer].self_attn if 0 <= layer < len(model.blocks) else None
+        if attn is None or not 0 <= head < attn.num_heads:
+            raise ValueError(f"ablate_heads: ({layer}, {head}) is not a head of this model "
+                             f"({len(model.blocks)} layers of {model.blocks[0].self_attn.num_heads} heads)")
+        chosen.setdefault(layer, []).append(head)
+
+    def hook_for(heads_here: list[int], d_k: int):
+        def hook(module, args):
+            x = args[0].clone()  # (B, L, h * d_k): the heads side by side
+            for head in heads_here:
+                x[..., head * d_k:(head + 1) * d_k] = 0
+            return (x,)
+        return hook
+
+    handles = [model.blocks[layer].self_attn.out_proj.register_forward_pre_hook(
+        hook_for(hs, model.blocks[layer].self_attn.head_dim)) for layer, hs in chosen.items()]
+    try:
+        yield model
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@torch.no_grad()
+def residual_streams(model: GPT, ids: torch.Tensor) -> torch.Tensor:
+    """The residual stream after the embedding and after each block: (num_layers + 1, B, L, d_model)."""
+    _check_model(model, "residual_streams")
+    found = []
+    handles = [block.register_forward_hook(lambda module, args, out: found.append(out))
+               for block in model.blocks]
+    hook = model.tok_embed.register_forward_hook(lambda module, args, out: found.insert(0, out))
+    try:
+        model(ids)
+    finally:
+        hook.remove()
+        for handle in handles:
+            handle.remove()
+    return torch.stack(found)
+
+
+@torch.no_grad()
+def logit_lens(model: GPT, ids: torch.Tensor) -> torch.Tensor:
+    """What the residual stream predicts after each layer: the final norm and output layer applied
+    to every stream of ``residual_streams``, as probabilities (num_layers + 1, B, L, |V|)."""
+    streams = residual_streams(model, ids)
+    return torch.softmax(model.lm_head(model.norm(streams)), dim=-1)
