@@ -116,7 +116,7 @@ def test_logits_equal_transformers_gguf_loader(file, model, tok):
         for prompt in prompts:
             ids = torch.tensor([tok.encode(prompt)])
             ours, theirs = model(ids), reference(ids).logits
-            torch.testing.assert_close(ours, theirs)
+            torch.testing.assert_close(ours, theirs, rtol=1.3e-6, atol=1e-4)  # 30 float32 layers
             assert torch.equal(ours.argmax(-1), theirs.argmax(-1)), prompt
 
 
@@ -134,7 +134,7 @@ def test_window_in_one_pass_equals_the_rolling_cache(model, tok):
             stepped = torch.cat([model(ids[:, t:t + 1], cache=cache)[0] for t in range(ids.shape[1])])
     finally:
         model.set_window(None, 0)
-    torch.testing.assert_close(one_pass, stepped, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(one_pass, stepped, rtol=1e-4, atol=1e-4)  # 30 layers, other orders of sums
 
 
 @needs_file
