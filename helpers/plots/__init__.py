@@ -8,7 +8,8 @@ per idea, all importable from here (``from helpers.plots import attention_heatma
 - ``gpt``: accuracy against steps, loss against the language's entropy, the quality–diversity trade-off (12);
 - ``modern``: KV-cache size, bytes per decoding step, loss against length and along a stream, largest logits (13);
 - ``induction``: loss of the two halves, loss per position, head scores and in-context learning
-  during training, OV circuits, composition scores, path ablations, sinks (14).
+  during training, OV circuits, composition scores, path ablations, sinks (14);
+- ``llm``: losses side by side, the loss along a repeated sequence, the logit lens (15).
 
 Figures sit on top of the blocks: they take tensors and histories, and no block imports them.
 """
@@ -26,6 +27,7 @@ from .induction import (
     scores_over_training_plot,
     sink_plot,
 )
+from .llm import logit_lens_plot, loss_bars, token_loss_plot
 from .modern import (
     UNITS,
     decode_bytes_plot,
@@ -54,6 +56,9 @@ __all__ = [
     "grad_norm_lines",
     "icl_score_plot",
     "kv_cache_plot",
+    "logit_lens_plot",
+    "loss_bars",
+    "token_loss_plot",
     "logit_curves_plot",
     "loss_by_position_plot",
     "loss_curves_plot",
