@@ -17,7 +17,7 @@ EXPECTED = [
     "00_start_here", "01_dot_product_attention", "02_softmax_and_scaling", "03_self_attention_qkv",
     "04_masks", "05_multi_head_attention", "06_positional_encoding", "07_encoder", "08_decoder",
     "09_full_transformer", "10_training_a_translator", "11_efficient_attention",
-    "12_decoder_only_gpt", "13_modern_attention", "14_induction_heads",
+    "12_decoder_only_gpt", "13_modern_attention", "14_induction_heads", "15_a_real_language_model",
 ]
 COLAB = re.compile(r"colab\.research\.google\.com/github/([^/\s)]+/[^/\s)]+)/blob/([^/\s)]+)/")
 BINDER = re.compile(r"mybinder\.org/v2/gh/([^/\s)]+/[^/\s)]+)/([^/?\s)]+)")
