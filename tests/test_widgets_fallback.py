@@ -116,7 +116,7 @@ def test_view_widget_refuses_a_layout_that_loses_a_control():
                    rows=["a"])
 
 
-# ---- issue 13: the temperature view on input that gave NaN bars or a raw TypeError ------------
+# ---- the temperature view on input that gave NaN bars or a raw TypeError ------------
 def test_temperature_view_of_huge_finite_scores_draws_weights_not_nan():
     fig = temperature_view("1e39, 0", 1.0)
     heights = [p.get_height() for p in fig.axes[0].patches]

@@ -123,19 +123,31 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def clean(nb) -> None:
-    """Drop what changes on every run: timings, widget state, random widget model ids."""
-    nb.metadata.pop("widgets", None)
-    for i, cell in enumerate(nb.cells):
-        cell.metadata.pop("execution", None)
-        if cell.cell_type != "code":
+    """Drop what changes on every run: timings, widget state, random widget model ids, the patch
+    release of Python (``language_info.version``). ``nb`` is a notebook as a dict (or NotebookNode)."""
+    meta = nb.setdefault("metadata", {})
+    meta.pop("widgets", None)
+    if isinstance(meta.get("language_info"), dict):
+        meta["language_info"].pop("version", None)  # differs between patch releases
+    for i, cell in enumerate(nb.get("cells", [])):
+        cell.setdefault("metadata", {}).pop("execution", None)
+        if cell.get("cell_type") != "code":
             continue
-        cell.metadata.pop("collapsed", None)
-        cell.metadata.pop("scrolled", None)
+        cell["metadata"].pop("collapsed", None)
+        cell["metadata"].pop("scrolled", None)
         for j, out in enumerate(cell.get("outputs", [])):
             view = out.get("data", {}).get(WIDGET_VIEW)
             if view and "model_id" in view:
                 # The state behind the id is not stored anyway: a stable id keeps re-runs identical.
                 view["model_id"] = f"{i:016x}{j:016x}"
+
+
+def clean_on_save(model, **kwargs) -> None:
+    """A Jupyter server pre-save hook (``ContentsManager.pre_save_hook``): a notebook saved from
+    JupyterLab (by hand or by its autosave) is cleaned as ``execute`` cleans it, so that it keeps
+    passing tests/test_notebook_hygiene.py. ``python3 tasks.py setup`` and ``lab`` install it."""
+    if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
+        clean(model["content"])
 
 
 def execute(path: Path) -> float:
@@ -152,7 +164,6 @@ def execute(path: Path) -> float:
     client.execute()
     elapsed = time.perf_counter() - start
     clean(nb)
-    nb.metadata.get("language_info", {}).pop("version", None)  # differs between patch releases
     nbformat.write(nb, path)
     return elapsed
 
