@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 BLANK = {"text/plain": ""}  # what stays in the notebook: the same for a trained and a loaded model
 MIN_INTERVAL_S = 0.5  # the line is redrawn at most twice a second
