@@ -122,9 +122,15 @@ def test_a_notebook_saved_through_the_server_passes_the_hygiene_checks(server, t
     nb = json.loads(path.read_text())
     assert nb["metadata"]["language_info"]["name"] == "python"  # the rest of the metadata is kept
     assert "".join(nb["cells"][1]["outputs"][0]["text"]) == "1\n"
-    # Control: the same notebook written without the hook fails the same checks.
+    # Control: the same notebook written without the hook fails the same checks, also with only
+    # the language_info.version that JupyterLab's autosave wrote into a notebook opened and run.
     unhooked = tmp_path / "unhooked.ipynb"
     unhooked.write_text(json.dumps(DIRTY))
+    with pytest.raises(AssertionError, match="metadata.widgets"):
+        _hygiene_checks(unhooked)
+    only_version = copy.deepcopy(DIRTY)
+    del only_version["metadata"]["widgets"]
+    unhooked.write_text(json.dumps(only_version))
     with pytest.raises(AssertionError, match="language_info.version"):
         _hygiene_checks(unhooked)
 
