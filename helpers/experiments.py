@@ -105,8 +105,8 @@ def date_accuracy(model, pairs, tok) -> float:
 # tests/conclusions/test_nb12_gpt.py retrains both and checks the notebook's claims on the result.
 SHIPPED_FOLDER = Path(__file__).resolve().parent / "data" / "pretrained"
 SHIPPED_DATE_MODELS = {
-    "encdec": ("dates-encdec-s0.pt", "SHA_ENCDEC"),
-    "gpt": ("dates-gpt-s0.pt", "SHA_GPT"),
+    "encdec": ("dates-encdec-s0.pt", "3eb89c19f1232712604409ab798343e7303bfe028ce487cd24756a70ae33bb33"),
+    "gpt": ("dates-gpt-s0.pt", "0e2d8e76a48de4f96e14588b1c73499583ac4e43bd902abe14abc3867509201b"),
 }
 
 

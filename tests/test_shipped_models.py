@@ -12,7 +12,13 @@ import pytest
 import torch
 
 from helpers import experiments
-from helpers.experiments import DATE_RECIPE, SHIPPED_DATE_MODELS, SHIPPED_FOLDER, make_date_models, train_date_model
+from helpers.experiments import (
+    DATE_RECIPE,
+    SHIPPED_DATE_MODELS,
+    SHIPPED_FOLDER,
+    make_date_models,
+    train_date_model,
+)
 
 MAX_BYTES = 1_000_000  # each file: the weights of about 0.2 M float32 parameters and a short history
 

@@ -26,7 +26,7 @@ def ship(kind: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
                 "history": history, "recipe": dict(DATE_RECIPE), "model": kind, "seed": 0,
-                "torch": torch.__version__, "threads": 1}, path)
+                "torch": str(torch.__version__), "threads": 1}, path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     print(f"{kind}: {path} {path.stat().st_size:,} bytes sha256 {digest}")
     return digest

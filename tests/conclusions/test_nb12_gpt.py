@@ -14,7 +14,13 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from helpers.data import toy_language as tl
-from helpers.experiments import date_task, make_date_models, toy_lm_data, train_date_models, train_toy_lm
+from helpers.experiments import (
+    date_task,
+    make_date_models,
+    toy_lm_data,
+    train_date_models,
+    train_toy_lm,
+)
 from helpers.gpt import sample_sentences
 from helpers.training import collate
 
