@@ -156,3 +156,16 @@ def test_setup_and_lab_write_the_server_config(tmp_path):
     assert "write_server_config(VENV)" in source.split("def setup()")[1].split("def lab_args")[0]
     lab = source.split('if cmd == "lab":')[1].split("return run(")[0]
     assert "write_server_config(VENV)" in lab
+
+
+def test_a_print_flushed_in_pieces_is_saved_as_one_output():
+    nb = {"metadata": {}, "cells": [{"cell_type": "code", "metadata": {}, "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": ["a\n", "b"]},
+        {"output_type": "stream", "name": "stdout", "text": "\n"},
+        {"output_type": "stream", "name": "stderr", "text": "w\n"},
+        {"output_type": "display_data", "data": {"text/plain": ""}, "metadata": {}},
+        {"output_type": "stream", "name": "stdout", "text": "c\n"}]}]}
+    nbtools.clean(nb)
+    assert [(o["output_type"], o.get("name"), o.get("text")) for o in nb["cells"][0]["outputs"]] == [
+        ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "w\n"), ("display_data", None, None),
+        ("stream", "stdout", "c\n")]

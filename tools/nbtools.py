@@ -124,7 +124,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 def clean(nb) -> None:
     """Drop what changes on every run: timings, widget state, random widget model ids, the patch
-    release of Python (``language_info.version``). ``nb`` is a notebook as a dict (or NotebookNode)."""
+    release of Python (``language_info.version``), a print split into pieces. ``nb`` is a notebook as a dict (or NotebookNode)."""
     meta = nb.setdefault("metadata", {})
     meta.pop("widgets", None)
     if isinstance(meta.get("language_info"), dict):
@@ -135,11 +135,31 @@ def clean(nb) -> None:
             continue
         cell["metadata"].pop("collapsed", None)
         cell["metadata"].pop("scrolled", None)
+        if "outputs" in cell:
+            cell["outputs"] = merged_streams(cell["outputs"])
         for j, out in enumerate(cell.get("outputs", [])):
             view = out.get("data", {}).get(WIDGET_VIEW)
             if view and "model_id" in view:
                 # The state behind the id is not stored anyway: a stable id keeps re-runs identical.
                 view["model_id"] = f"{i:016x}{j:016x}"
+
+
+def merged_streams(outputs: list) -> list:
+    """Consecutive stream outputs of the same name (stdout, stderr) merged into one: a busy kernel
+    flushes a print in pieces, and the saved file should not depend on how busy it was."""
+    merged = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if (prev is not None and out.get("output_type") == "stream" == prev.get("output_type")
+                and out.get("name") == prev.get("name")):
+            prev["text"] = _joined(prev.get("text", "")) + _joined(out.get("text", ""))
+        else:
+            merged.append(out)
+    return merged
+
+
+def _joined(text) -> str:
+    return "".join(text) if isinstance(text, list) else text
 
 
 def clean_on_save(model, **kwargs) -> None:
