@@ -221,7 +221,7 @@ def test_the_model_makes_the_verb_agree_with_the_subjects_number(seed, language_
     plural_forms, singular_forms = ("chase", "see", "sleep", "run"), ("chases", "sees", "sleeps", "runs")
 
     def mass(prompt):
-        p = dict(zip(tl.VOCAB, sampling_view(language_models[seed], prompt, temperature=1.0).probs.tolist()))
+        p = dict(zip(tl.VOCAB, sampling_view(language_models[seed], prompt, temperature=1.0).probs.tolist(), strict=True))
         return sum(p[w] for w in plural_forms), sum(p[w] for w in singular_forms)
 
     plural, singular = mass("the cats that")
