@@ -281,6 +281,34 @@ def write_lab_overrides(prefix: Path) -> Path:
     return path
 
 
+# The Jupyter server of `tasks.py lab` (and of any `jupyter lab` run from .venv) reads
+# {sys.prefix}/etc/jupyter/jupyter_server_config.py: this one makes a notebook saved from JupyterLab
+# (by hand or by autosave) be saved clean, as `tasks.py execute` saves it (tools/nbtools.py's
+# clean_on_save: no language_info.version, widget state or cell timings).
+SERVER_CONFIG = """\
+# Written by `python3 tasks.py setup` (tasks.py, write_server_config): notebooks saved from JupyterLab
+# are saved without what tests/test_notebook_hygiene.py forbids.
+import importlib.util as _util
+import sys as _sys
+
+_spec = _util.spec_from_file_location("attention_tutorial_nbtools", {nbtools!r})
+_nbtools = _util.module_from_spec(_spec)
+_sys.modules[_spec.name] = _nbtools
+_spec.loader.exec_module(_nbtools)
+c.ContentsManager.pre_save_hook = _nbtools.clean_on_save  # noqa: F821 (c: the config Jupyter passes)
+"""
+
+
+def write_server_config(prefix: Path) -> Path:
+    """Write SERVER_CONFIG to {prefix}/etc/jupyter/jupyter_server_config.py."""
+    path = Path(prefix) / "etc" / "jupyter" / "jupyter_server_config.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = SERVER_CONFIG.format(nbtools=str(ROOT / "tools" / "nbtools.py"))
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
 SYNC_SCRIPT = """
 import json, sys
 from importlib.metadata import distributions
@@ -347,6 +375,7 @@ def setup() -> None:
     if remove_unlocked(pins, build):
         sys.exit("removing packages that the lock does not list failed (see above)")
     write_lab_overrides(VENV)
+    write_server_config(VENV)
     STAMP.write_text(json.dumps(stamp))
 
 
@@ -401,6 +430,7 @@ def main(argv: list[str]) -> int:
     if cmd == "setup":
         return 0
     if cmd == "lab":
+        write_server_config(VENV)  # also in a .venv set up before tasks.py wrote it
         return run(BIN / "jupyter", "lab", *lab_args(rest))
     if cmd in {"execute", "sync"}:
         return run(PY, "tools/nbtools.py", cmd, *rest)

@@ -1,7 +1,7 @@
 """The date translator of notebook 10, measured (not a test): training time at 1 and 2 threads,
 parameter count, exact-match accuracy per format family, on held-out combinations of parts (and
-the same dates with four-digit years), with the order token flipped, on the common forms of
-issue 23 (Sept, Tues, Thur, Thurs, Weds, 20210312, month-first numbers), on formats the data never
+the same dates with four-digit years), with the order token flipped, on common written forms
+(Sept, Tues, Thur, Thurs, Weds, 20210312, month-first numbers), on formats the data never
 generates, what it refuses, and, given a file of real-world date strings, how it reads them.
 
     .venv/bin/python benchmarks/translator_benchmark.py             # train at threads 1 and 2
@@ -56,7 +56,8 @@ from helpers.translator import (  # noqa: E402
     translator_data,
 )
 
-# The forms issue 23 names, each on the first 300 test dates (only dates they can write).
+# Common written forms (Sept, Tues, Thur, Thurs, Weds, digits without separators, month-first
+# numbers), each on the first 300 test dates (only dates they can write).
 COMMON_FORMS = {
     "Sept (mon)": (DateStyle("dmy", "d", "mon", "yyyy", " ", "", 1), lambda d: d.month == 9),
     "Sept. d, yyyy": (DateStyle("mdy", "d", "mon.", "yyyy", ", ", "", 2), lambda d: d.month == 9),
@@ -134,7 +135,7 @@ def measure(model, tok, label):
                   f"{right / len(pairs):.3f}  invalid {invalid}  e.g. wrong: {_wrong(pairs, preds, 3)}")
     print(f"  all held-out combinations: {total[0]}/{total[1]} = {total[0] / total[1]:.4f}")
 
-    print("the forms of issue 23 (test dates the form can write, of the first 300):")
+    print("common written forms (test dates the form can write, of the first 300):")
     for name, (style, fits) in COMMON_FORMS.items():
         pairs = [(style.render(parse_iso(t)), t) for _, t in test[:300] if fits(parse_iso(t))]
         order = style.reading_order or "dmy"

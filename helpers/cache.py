@@ -10,7 +10,11 @@ A cache never makes a run fail: an entry that cannot be read (empty, truncated, 
 that cannot be written is reported and the model trained without it. Entry names never leave the
 cache folder.
 
-This module imports only ``_checks`` from ``helpers``: the training code and the notebooks build on it.
+In a notebook, ``load_or_train`` shows a progress line while it trains (``helpers._progress``),
+blank again when done, and the same blank line when it loads: the stored output is the same either way.
+
+This module imports only ``_checks`` and ``_progress`` from ``helpers``: the training code and the
+notebooks build on it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import torch
 from torch import nn
 
 from . import _checks
+from ._progress import progress
 
 try:
     import fcntl
@@ -160,6 +165,7 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
     folder = cache_folder()
     path = folder / f"{name}-{digest[:20]}.pt"
     with ExitStack() as stack:
+        stack.enter_context(progress(name))
         if cache:
             try:
                 stack.enter_context(cache_lock(path))

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from functools import cache as _memo
+from pathlib import Path
 
 import torch
 
@@ -38,6 +40,7 @@ __all__ = [
     "LLAMA_STYLE",
     "LM_RECIPE",
     "MODERN_OPTIONS",
+    "SHIPPED_DATE_MODELS",
     "MODERN_RECIPE",
     "date_accuracy",
     "date_task",
@@ -95,14 +98,60 @@ def date_accuracy(model, pairs, tok) -> float:
     return sum(tok.decode(a) == t for a, (_, t) in zip(answers, pairs, strict=True)) / len(pairs)
 
 
-def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=None, cache: bool = True):
+# Notebook 12's two date models at seed 0, trained once with exactly ``train_date_model(kind,
+# seed=0, retrain=True)`` on one CPU thread (``python3 tools/ship_date_models.py``) and shipped with
+# the repository, so that the notebook's first run takes seconds instead of minutes. Each file holds
+# the weights, the history and the recipe; its sha256 is checked before it is loaded.
+# tests/conclusions/test_nb12_gpt.py retrains both and checks the notebook's claims on the result.
+SHIPPED_FOLDER = Path(__file__).resolve().parent / "data" / "pretrained"
+SHIPPED_DATE_MODELS = {
+    "encdec": ("dates-encdec-s0.pt", "3eb89c19f1232712604409ab798343e7303bfe028ce487cd24756a70ae33bb33"),
+    "gpt": ("dates-gpt-s0.pt", "0e2d8e76a48de4f96e14588b1c73499583ac4e43bd902abe14abc3867509201b"),
+}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_shipped_date_model(kind: str, model):
+    """The shipped weights of notebook 12's ``kind`` date model at seed 0 loaded into ``model``
+    (built by ``make_date_models(0)``). Returns (model, history), or None (with a warning saying
+    why) if the file is missing, its sha256 differs from ``SHIPPED_DATE_MODELS`` or its recipe is
+    not ``DATE_RECIPE``: then the caller trains."""
+    file_name, sha = SHIPPED_DATE_MODELS[kind]
+    path = SHIPPED_FOLDER / file_name
+    if not path.exists():
+        why = "it is missing"
+    elif _sha256(path) != sha:
+        why = "its sha256 is not the one recorded in helpers.experiments.SHIPPED_DATE_MODELS"
+    else:
+        stored = torch.load(path, weights_only=True, map_location=next(model.parameters()).device)
+        if stored.get("recipe") != DATE_RECIPE or stored.get("model") != kind or stored.get("seed") != 0:
+            why = "it was trained with another recipe than DATE_RECIPE"
+        else:
+            model.load_state_dict(stored["state_dict"])
+            return model.eval(), {**stored["history"], "cached": True, "shipped": True}
+    warnings.warn(f"the shipped date model {path} cannot be used ({why}): training it instead",
+                  UserWarning, stacklevel=3)
+    return None
+
+
+def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=None, cache: bool = True,
+                     retrain: bool = False):
     """Train one of notebook 12's two date models (``kind`` "encdec" or "gpt") with
     ``DATE_RECIPE`` (``steps`` overrides its number of steps, on the same warm-up and cosine
     schedule), measuring exact-match accuracy on the first ``eval_dates`` test dates every
     ``eval_every`` steps. Returns (model, history); the history has "step", "loss", "acc_step" and
-    "acc"."""
+    "acc", and "cached" (loaded, not trained here).
+
+    Seed 0 with the recipe's steps is shipped with the repository (``SHIPPED_DATE_MODELS``): it is
+    loaded from there unless ``retrain=True``, which trains it (or loads your own earlier training
+    from the on-disk cache, ``helpers.cache``, if ``cache``)."""
     if kind not in ("encdec", "gpt"):
         raise ValueError(f"train_date_model: kind must be 'encdec' or 'gpt', got {kind!r}")
+    if not isinstance(retrain, bool):
+        raise TypeError(f"train_date_model: retrain must be True or False, got {retrain!r}")
     r = dict(DATE_RECIPE)
     if steps is not None:
         r["steps"] = steps
@@ -110,6 +159,10 @@ def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=
     tok, pairs = task["tok"], task["test_pairs"][: r["eval_dates"]]
     encdec, gpt = make_date_models(seed, device)
     model = encdec if kind == "encdec" else gpt
+    if not retrain and seed == 0 and r == DATE_RECIPE:
+        shipped = load_shipped_date_model(kind, model)
+        if shipped is not None:
+            return shipped
 
     def record(step, history):
         if step % r["eval_every"] == 0:
@@ -129,9 +182,10 @@ def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=
     return load_or_train(f"dates-{kind}", model, train, key, cache=cache, threads=1)
 
 
-def train_date_models(seed: int = 0, steps: int | None = None, device=None, cache: bool = True) -> dict:
+def train_date_models(seed: int = 0, steps: int | None = None, device=None, cache: bool = True,
+                      retrain: bool = False) -> dict:
     """Both models of notebook 12 (``train_date_model``): {"encdec": (model, history), "gpt": (model, history)}."""
-    return {kind: train_date_model(kind, seed, steps, device, cache) for kind in ("encdec", "gpt")}
+    return {kind: train_date_model(kind, seed, steps, device, cache, retrain) for kind in ("encdec", "gpt")}
 
 
 # ---------------------------------------------------------------- notebook 12, sections 3-7: the toy language

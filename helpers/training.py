@@ -29,6 +29,7 @@ from torch import nn
 
 from . import _checks
 from ._checks import int_at_least
+from ._progress import progress as progress_line
 from .attention import padding_mask, target_mask
 from .cache import check_name, fingerprint, load_or_train, tensor_digest
 from .data.repeated import repeated_tokens
@@ -194,9 +195,19 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iter
     (the mean over those steps), ``lr``, ``seconds`` (wall clock, for information only) and, if
     ``history`` has a ``grad_norm`` list, the gradient norm before clipping; then it calls
     ``callback(step, history)``. Returns ``history``, the model in eval mode.
+
+    In a notebook, a progress line shows the step and the loss while it runs, and is blank again
+    when it ends (``helpers._progress``): the stored output does not depend on how long it took.
     """
     if history is None:
         history = {"step": [], "loss": [], "lr": [], "seconds": []}
+    with progress_line(type(model).__name__) as bar:
+        return _train_steps(model, optimizer, batches, loss_of, steps, peak_lr, warmup_steps, clip_norm,
+                            log_every, callback, history, bar)
+
+
+def _train_steps(model, optimizer, batches, loss_of, steps, peak_lr, warmup_steps, clip_norm, log_every,
+                 callback, history, bar) -> dict:
     running, start = [], time.perf_counter()
     model.train()
     for step in range(steps):
@@ -211,6 +222,7 @@ def train_loop(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iter
                      if clip_norm is not None else None)
         optimizer.step()
         running.append(loss.item())
+        bar.update(step + 1, steps, sum(running) / len(running))
         if (step + 1) % log_every == 0 or step + 1 == steps:
             history["step"].append(step + 1)
             history["loss"].append(sum(running) / len(running))

@@ -32,7 +32,9 @@ nbtools = _load_nbtools()
 
 
 def rel(path: Path) -> str:
-    return path.relative_to(ROOT).as_posix()
+    """The path as the repository names it (a file outside the repository: its full path)."""
+    path = Path(path)
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
 
 
 @functools.cache

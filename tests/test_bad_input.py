@@ -1,4 +1,4 @@
-"""Issue 13: what a learner experimenting with bad input meets. Each test here failed before the fix.
+"""What a learner experimenting with bad input meets. Each test here failed before the fix.
 
 Silent wrong answers become right answers or errors; raw tracebacks from deep inside PyTorch
 become a ValueError/TypeError that names the function called, the argument, what it got and
@@ -317,7 +317,7 @@ def test_mask_errors_name_the_mask_and_the_block_called():
 
 
 # ======================================================================================
-# Issue 23, block of "probes": the Part II API (sampling, efficient, positional RoPE, modern's
+# Probes of the Part II API (sampling, efficient, positional RoPE, modern's
 # RMSNorm and GroupedQueryAttention, toy_language.decode, warmup_lr, train_lm, caches, diagrams).
 # Each test failed before its fix. (The "gpt" and "translator" blocks are at the end of the file.)
 # ======================================================================================
@@ -600,7 +600,7 @@ def test_cpu_and_gpu_tensors_are_refused():
         MultiHeadAttention(4, 2)(q.cuda(), q.cuda(), q.cuda())
 
 
-# ================================================================== Part II: GPT (engineer "gpt", issue 23 §4)
+# ================================================================== Part II: GPT
 # A block of its own so that other Part II probes merge beside it.
 
 
@@ -672,8 +672,8 @@ def test_complete_greedy_without_prompts():
 # ================================================================== end of the GPT block
 
 
-# ================================================================== the translator (engineer "translator", issue 23 §1, §4)
-# Each item of the issue as found by the probes; each failed before (a made-up date, garbage, a
+# ================================================================== the translator
+# Each problem as found by the probes; each failed before (a made-up date, garbage, a
 # raw traceback) and now gets a message. More in tests/test_data.py and tests/test_training.py.
 @pytest.fixture(scope="module")
 def _untrained_translator():

@@ -178,7 +178,7 @@ def test_train_once_equals_training_directly():
         assert torch.equal(x, y)
 
 
-# ---------------------------------------------------------------- issue 23: caches that cannot be tricked
+# ---------------------------------------------------------------- caches that cannot be tricked
 
 
 def _entry(folder, prefix):
@@ -195,7 +195,7 @@ def _entry(folder, prefix):
      "do not fit this model"),
 ])
 def test_an_unusable_cache_file_is_reported_by_path_and_trained_again(tmp_path, corrupt, why):
-    """Issue 23: an empty, truncated or foreign file raised EOFError/UnpicklingError (advising
+    """An empty, truncated or foreign file once raised EOFError/UnpicklingError (advising
     weights_only=False) or KeyError, naming no file. Now: a warning with the path, and training."""
     calls = []
 
@@ -215,7 +215,7 @@ def test_an_unusable_cache_file_is_reported_by_path_and_trained_again(tmp_path, 
 
 
 def test_an_unwritable_cache_folder_trains_without_the_cache(tmp_path, monkeypatch):
-    """Issue 23: FileExistsError / PermissionError from the cache folder stopped training. (The
+    """FileExistsError / PermissionError from the cache folder once stopped training. (The
     folder is a regular file here: chmod cannot stop root, who runs the CI containers.)"""
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
@@ -241,7 +241,7 @@ def test_a_failed_write_is_reported_and_the_model_kept(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", ["../outside", "a/b", "/abs", "..\\x", "c:x", "", " lm", 3, None])
 def test_entry_names_stay_inside_the_cache_folder(tmp_path, name):
-    """Issue 23: load_or_train("../outside", ...) wrote next to the cache folder, "a/b" into a
+    """load_or_train("../outside", ...) once wrote next to the cache folder, "a/b" into a
     sub-folder of it."""
     m = _fresh()
     with pytest.raises((ValueError, TypeError), match=r"load_or_train: name must be"):

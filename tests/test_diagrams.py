@@ -257,7 +257,7 @@ def test_no_line_runs_through_a_text(chromium_page, path):
 def test_line_check_catches_a_planted_crossing_and_spares_hidden_and_nearby_lines(chromium_page):
     arrow = ('<defs><marker id="99-arrow" markerWidth="8" markerHeight="8" refX="7" refY="4" orient="auto">'
              '<path d="M0,0 L8,4 L0,8 z"/></marker></defs>')
-    # the fault of imgs/05_head_split_merge.svg before issue 24: a vertical arrow through a label
+    # an earlier fault of imgs/05_head_split_merge.svg: a vertical arrow through a label
     crossing = PLANTED.format(arrow + '<text x="150" y="50" text-anchor="middle">each head = one batch entry</text>'
                               '<line x1="150" y1="10" x2="150" y2="90" stroke="#333" marker-end="url(#99-arrow)"/>')
     problems = line_problems(chromium_page, crossing)

@@ -80,7 +80,7 @@ def test_online_softmax_errors():
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_online_softmax_sums_in_float32(dtype):
-    """Issue 23: a half-precision running sum of 70,000 terms stalled (0 in float16, 2.14 in
+    """A half-precision running sum once of 70,000 terms stalled (0 in float16, 2.14 in
     bfloat16, where torch.softmax gives 1): the running max and sum are kept in float32."""
     x = torch.zeros(70_000, dtype=dtype)
     out = online_softmax(x)
@@ -166,7 +166,7 @@ def test_tiled_equals_pytorch_sdpa():
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_tiled_attention_sums_in_float32(dtype):
-    """Issue 23: 8,192 keys with equal scores and values 10 overflowed the half-precision running
+    """8,192 keys with equal scores and values 10 once overflowed the half-precision running
     output (inf) where F.scaled_dot_product_attention gives 10."""
     q = torch.zeros(1, 1, 16, dtype=dtype)
     k = torch.randn(1, 8192, 16, dtype=dtype)
@@ -266,7 +266,7 @@ def test_loglog_slope():
     ([2, 2, 2], [1, 2, 3], r"x needs at least two different values"),
 ])
 def test_loglog_slope_refuses_what_has_no_logarithm(x, y, message):
-    """Issue 23: these returned NaN."""
+    """These once returned NaN."""
     with pytest.raises(ValueError, match=rf"^loglog_slope: {message}"):
         loglog_slope(x, y)
 

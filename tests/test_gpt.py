@@ -390,7 +390,7 @@ def test_train_lm_cached_trains_on_the_threads_asked_and_restores_the_setting(tm
         train_lm_cached(build, x, y, 2, name="thr", threads=0)
 
 
-# ------------------------------------------------------------------ issue 25: today's block, streaming, FLOPs
+# ------------------------------------------------------------------ today's block, streaming, FLOPs
 import math  # noqa: E402
 
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402

@@ -16,7 +16,7 @@ HELPERS = Path(__file__).resolve().parent.parent / "helpers"
 
 # Layers, lowest first. A module may import from its own layer and the layers below it, never above.
 LAYERS = {
-    "base": ["_checks", "_inline", "env", "cache", "claims", "diagrams"],
+    "base": ["_checks", "_inline", "_progress", "env", "cache", "claims", "diagrams"],
     "data": ["data"],
     "blocks": ["attention", "positional", "layers", "transformer", "decoding", "efficient",
                "sampling", "modern", "gpt", "induction", "llm"],

@@ -330,7 +330,7 @@ def test_kv_cache_steps_equal_causal_attention_at_once(seed, b, chunks, h):
 
 
 # ======================================================================================
-# Part II (issue 23): sampling, efficient in half precision, modern (grouped-query attention,
+# Part II: sampling, efficient in half precision, modern (grouped-query attention,
 # RMSNorm, RoPE's two pairings, windows, KV-cache sizes), the GPT's cache and generation,
 # induction scores, the toy language. Same contract as above.
 # ======================================================================================

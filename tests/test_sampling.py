@@ -92,7 +92,7 @@ def test_integer_logits_rejected():
         top_k_filter(torch.arange(5), 2)
 
 
-# ---------------------------------------------------------------- issue 23: never NaN, never empty
+# ---------------------------------------------------------------- never NaN, never empty
 
 
 @pytest.mark.parametrize("dtype, logits, temperature", [
@@ -126,7 +126,7 @@ def test_temperatures_that_do_not_overflow_are_divided_as_before():
 
 
 def test_a_plus_inf_logit_takes_all_the_probability():
-    """Issue 23: top_p_filter kept nothing for a row with +inf (its softmax is NaN), although its
+    """top_p_filter once kept nothing for a row with +inf (its softmax is NaN), although its
     docstring promises at least one token; sample_next then said the row was -inf everywhere."""
     z = torch.tensor([float("inf"), 1.0, 2.0])
     kept = top_p_filter(z, 0.5)

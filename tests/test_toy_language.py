@@ -106,7 +106,7 @@ def test_shape():
     assert tl.shape("the elephant") == "DET elephant"
 
 
-# ---------------------------------------------------------------- issue 25: what packing leaks
+# ---------------------------------------------------------------- what packing leaks
 def test_length_distribution_is_exact():
     from helpers.data import toy_language as tl
 

@@ -110,13 +110,53 @@ def test_view_widget_redraws_and_keeps_the_last_result(capsys):
     assert bundle["text/plain"].endswith("\nhi x1")
 
 
+def test_after_an_invalid_combination_every_control_redraws_once_the_values_are_valid_again(capsys):
+    """A view that refuses a combination (a message, or an exception) never leaves a control dead:
+    once the values are valid again, a change of any control draws its new value."""
+    def view(heads, kv_heads, layers):
+        if heads % kv_heads:
+            return f"Cannot draw this: {heads} heads are not a multiple of {kv_heads} kv heads"
+        if layers == 13:
+            raise ValueError("13 layers are refused")
+        return f"heads={heads} kv={kv_heads} layers={layers}"
+
+    controls = {"heads": ipywidgets.IntSlider(value=32, min=1, max=64),
+                "kv_heads": ipywidgets.IntSlider(value=8, min=1, max=16),
+                "layers": ipywidgets.IntSlider(value=4, min=1, max=32)}
+    w = ViewWidget(view, controls, about="a test")
+    controls["heads"].value = 35
+    assert w.result.startswith("Cannot draw this: 35 heads")
+    controls["layers"].value = 5  # still invalid: still the message
+    assert w.result.startswith("Cannot draw this: 35 heads")
+    controls["heads"].value = 40  # valid again
+    assert w.result == "heads=40 kv=8 layers=5"
+    controls["layers"].value = 13
+    assert w.result == "Cannot draw this: 13 layers are refused"
+    for name, value, expected in (("layers", 6, "heads=40 kv=8 layers=6"), ("kv_heads", 4, "heads=40 kv=4 layers=6"),
+                                  ("heads", 48, "heads=48 kv=4 layers=6")):
+        controls[name].value = value
+        assert w.result == expected, (name, w.result)
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("name", list(WIDGETS))
+def test_labels_are_not_cut(name):
+    """ipywidgets' default label width cuts "temperature" to "temperat…": every labelled control
+    of every widget gets the room its label needs."""
+    widget = WIDGETS[name]()
+    labelled = [c for c in widget.controls.values() if getattr(c, "description", "")]
+    assert labelled
+    assert all(c.style.description_width == "initial" for c in labelled), name
+    plt.close("all")
+
+
 def test_view_widget_refuses_a_layout_that_loses_a_control():
     with pytest.raises(ValueError, match="rows must place every control once"):
         ViewWidget(lambda a, b: "x", {"a": ipywidgets.Text(), "b": ipywidgets.Text()}, "t",
                    rows=["a"])
 
 
-# ---- issue 13: the temperature view on input that gave NaN bars or a raw TypeError ------------
+# ---- the temperature view on input that gave NaN bars or a raw TypeError ------------
 def test_temperature_view_of_huge_finite_scores_draws_weights_not_nan():
     fig = temperature_view("1e39, 0", 1.0)
     heights = [p.get_height() for p in fig.axes[0].patches]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 
-__all__ = ["LIVE_HINT", "ViewWidget", "figure_png", "show_view"]
+__all__ = ["LIVE_HINT", "ViewWidget", "figure_png", "fit_labels", "show_view"]
 
 LIVE_HINT = "run this cell with a live kernel to use its controls"
 
@@ -29,7 +29,8 @@ def figure_png(fig) -> bytes:
 
 
 def show_view(out: widgets.Output, view) -> None:
-    """Put a Figure or a message into an Output widget (figures are closed after display)."""
+    """Put a Figure or a message into an Output widget (figures are closed after display, also
+    when drawing them fails: then the message says why)."""
     import matplotlib.pyplot as plt
     from IPython.display import display
 
@@ -37,9 +38,21 @@ def show_view(out: widgets.Output, view) -> None:
         out.clear_output(wait=True)
         if isinstance(view, str):
             print(view)
-        else:
+            return
+        try:
             display(view)
+        except (ValueError, TypeError, RuntimeError) as err:
+            print(f"Cannot draw this: {err}")
+        finally:
             plt.close(view)
+
+
+def fit_labels(control: widgets.Widget) -> None:
+    """Give a control's description the room it needs (ipywidgets' default cuts a label longer
+    than about 10 characters to "temperat…")."""
+    style = getattr(control, "style", None)
+    if getattr(control, "description", "") and style is not None and hasattr(style, "description_width"):
+        style.description_width = "initial"
 
 
 class ViewWidget(widgets.VBox):
@@ -48,7 +61,9 @@ class ViewWidget(widgets.VBox):
     ``controls`` maps each keyword argument of ``view`` to the control that sets it; ``rows`` lays
     them out top to bottom (a name, or a tuple of names for one row; default: one row each).
     ``about`` names the widget in its static fallback. After every change, ``result`` holds what
-    the view returned (a Figure or a message).
+    the view returned (a Figure or a message). A view that raises ValueError or TypeError for a
+    combination of values shows its message instead; every control redraws again as soon as the
+    values are valid. Labels keep their full text (``fit_labels``).
     """
 
     def __init__(self, view: Callable, controls: dict[str, widgets.Widget], about: str,
@@ -65,6 +80,7 @@ class ViewWidget(widgets.VBox):
         self.view, self.controls, self.out, self.about = view, dict(controls), out, about
         self.result = None
         for control in self.controls.values():
+            fit_labels(control)
             control.observe(self.redraw, names="value")
         self.redraw()
         self.initial_png = figure_png(self.result) if not isinstance(self.result, str) else None
@@ -74,7 +90,10 @@ class ViewWidget(widgets.VBox):
         return {name: control.value for name, control in self.controls.items()}
 
     def redraw(self, _change=None):
-        self.result = self.view(**self.values())
+        try:
+            self.result = self.view(**self.values())
+        except (ValueError, TypeError) as err:  # a combination the view refuses: say why, keep going
+            self.result = f"Cannot draw this: {err}"
         show_view(self.out, self.result)
         return self.result
 

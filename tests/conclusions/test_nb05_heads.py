@@ -10,7 +10,7 @@ seed 6 for the failure the prose mentions (the single head locks onto the first 
 Variations: 150 steps (the notebook) and 1,500 steps (its "ten times the training"). Control: one
 head trained on one relation only. The code is the notebook's own (tests/notebook_code.py).
 
-Measured before the prose was written (issue 24, seeds 0-9): after 150 steps two heads 1.000 and one
+Measured before the prose was written (seeds 0-9): after 150 steps two heads 1.000 and one
 head 0.20-0.70; after 1,500 steps one head 0.86-0.91 (0.23 for seed 6, which never learns the
 previous token); after 5,000 steps one head at most 0.96, two heads 1.000 from step 100 on.
 

@@ -1,5 +1,9 @@
-"""Notebook 12's experimental conclusions, re-checked at seeds 0, 1 and 2 (seed 0 is the notebook's
-own run, shared through the cache of trained models).
+"""Notebook 12's experimental conclusions, re-checked at seeds 0, 1 and 2.
+
+The notebook loads its two date models (seed 0) from the files shipped with the repository
+(``helpers.experiments.SHIPPED_DATE_MODELS``); here every seed is trained from scratch with the
+notebook's switch ``retrain=True`` (seed 0 included), and the retrained seed-0 models must make the
+notebook's statements true as the shipped ones do.
 
 Every test trains on one CPU thread (the cache does that), so its numbers do not depend on
 OMP_NUM_THREADS. The dates models take most of the time: 2,000 steps of two models per seed.
@@ -10,9 +14,16 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from helpers.data import toy_language as tl
-from helpers.experiments import date_task, toy_lm_data, train_date_models, train_toy_lm
+from helpers.experiments import (
+    date_task,
+    make_date_models,
+    toy_lm_data,
+    train_date_models,
+    train_toy_lm,
+)
 from helpers.gpt import sample_sentences
 from helpers.training import collate
+from helpers.widgets import sampling_view
 
 SEEDS = (0, 1, 2)
 
@@ -29,8 +40,7 @@ def date_flops():
     of the same ten batches of 64 pairs, each padded to its own longest row (the encoder-decoder by
     ``collate``, the decoder-only rows cut after their batch's longest row)."""
     task = date_task()
-    runs = train_date_models(seed=0, device="cpu")
-    encdec, gpt = runs["encdec"][0], runs["gpt"][0]
+    encdec, gpt = make_date_models(seed=0, device="cpu")  # FLOPs do not depend on the weights
     batches = [collate(task["train_pairs"][i:i + 64], task["tok"]) for i in range(0, 640, 64)]
     ed = sum(_step_flops(lambda b=b: encdec(b.src, b.tgt_in, b.src_mask, b.tgt_mask, need_weights=True))
              for b in batches) / len(batches)
@@ -46,9 +56,44 @@ def date_runs():
     """Both date models at each seed: {seed: (steps, encoder-decoder accuracies, decoder-only accuracies)}."""
     out = {}
     for seed in SEEDS:
-        runs = train_date_models(seed=seed, device="cpu")
+        runs = train_date_models(seed=seed, device="cpu", retrain=True)  # trained here (or cached), never shipped
+        assert not runs["gpt"][1].get("shipped") and not runs["encdec"][1].get("shipped")
         out[seed] = (runs["gpt"][1]["acc_step"], runs["encdec"][1]["acc"], runs["gpt"][1]["acc"])
     return out
+
+
+@pytest.mark.timeout(3600)
+def test_the_retrained_seed_0_models_say_what_the_shipped_ones_say(date_runs, date_flops):
+    """The notebook's switch ``RETRAIN = True`` (``retrain=True``) trains both date models with the
+    recipe the shipped files record; the retrained models make every statement of the notebook's
+    section 2 true, as the shipped ones do: the same claims, computed by the same function, on
+    both histories. (On the machine and torch version that trained the shipped files, the
+    accuracies were identical; another CPU may round differently, so equality is not asserted.)"""
+    shipped = train_date_models(seed=0, device="cpu")
+    assert shipped["gpt"][1]["shipped"] and shipped["encdec"][1]["shipped"]
+    steps, ed, dg = date_runs[0]
+    assert shipped["gpt"][1]["acc_step"] == steps
+    flops_ed, flops_dg, _ = date_flops
+    for label, (e, d) in {"shipped": (shipped["encdec"][1]["acc"], shipped["gpt"][1]["acc"]),
+                          "retrained": (ed, dg)}.items():
+        claims = notebook_claims(steps, e, d, flops_ed, flops_dg)
+        assert all(claims.values()), (label, claims)
+
+
+def notebook_claims(steps, ed, dg, flops_ed, flops_dg) -> dict[str, bool]:
+    """The statements of notebook 12's section 2 about its run (seed 0), as its claim cells compute them."""
+    def first(v, level):
+        return _first(steps, v, level)
+    compute_90 = first(ed, 0.90) * flops_ed, first(dg, 0.90) * flops_dg
+    return {
+        "encoder-decoder ahead for the first 300 steps": all(ed[i] > dg[i] for i, s in enumerate(steps) if s <= 300),
+        "decoder-only ahead from step 500 on": all(dg[i] > ed[i] for i, s in enumerate(steps) if s >= 500),
+        "decoder-only reaches 99 % first": first(dg, 0.99) < (first(ed, 0.99) or 10**9),
+        "per FLOP the encoder-decoder reaches 30 % first": first(ed, 0.30) * flops_ed < first(dg, 0.30) * flops_dg,
+        "both reach 90 % with the same compute within 1 %": abs(compute_90[0] / compute_90[1] - 1) < 0.01,
+        "decoder-only >= 99 % after 2,000 steps": dg[-1] >= 0.99,
+        "encoder-decoder 91 % to 99 % after 2,000 steps": 0.91 <= ed[-1] < 0.995,
+    }
 
 
 def _first(steps, v, level):
@@ -159,3 +204,27 @@ def test_sampling_trades_quality_for_diversity(seed, sampling_seed, language_mod
                        suppress=[0])
     assert (hot == 0).any(1).sum() > 0
     assert not (safe == 0).any()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_model_makes_the_verb_agree_with_the_subjects_number(seed, language_models):
+    """Conclusion (notebook 12, section 7): after "the cats that" the plural verb forms get more
+    than 10 times the probability of the singular ones; control: after "the cat that" the singular
+    forms get more than 10 times that of the plural ones ("chased" fits both and counts in neither).
+    Seeds 0, 1, 2.
+
+    Exploration (before the claim was written, model seeds 0-4, then held-out 5-9 unchanged):
+    plural against singular mass after "the cats that" was 0.739/0.014, 0.728/0.009, 0.773/0.012,
+    0.784/0.009, 0.778/0.010 at seeds 0-4 and 0.765/0.009, 0.758/0.010, 0.780/0.007, 0.752/0.010,
+    0.751/0.010 at held-out seeds 5-9; after "the cat that" singular against plural was 0.733-0.769
+    against 0.008-0.011. The smallest ratio of the 20 was 52x (seed 0, plural): 10x leaves room."""
+    plural_forms, singular_forms = ("chase", "see", "sleep", "run"), ("chases", "sees", "sleeps", "runs")
+
+    def mass(prompt):
+        p = dict(zip(tl.VOCAB, sampling_view(language_models[seed], prompt, temperature=1.0).probs.tolist(), strict=True))
+        return sum(p[w] for w in plural_forms), sum(p[w] for w in singular_forms)
+
+    plural, singular = mass("the cats that")
+    assert plural > 10 * singular, (plural, singular)
+    plural, singular = mass("the cat that")
+    assert singular > 10 * plural, (singular, plural)
