@@ -688,7 +688,7 @@ def _untrained_translator():
     ("March 12th", "it has no year"), ("12 Mar", "it has no year"), ("Fri 12 Mar", "it has no year"),
     ("March 2021", "it has no day"), ("12.03", "it has no year"), ("2021", "no day and no month"),
     ("Monday", "no day, no month and no year"), ("", "Type a date"),
-    ("12.03.69", "could be 1969 or 2069"), ("09/25/2003", "there is no month 25 (read day first)"),
+    ("12.03.69", "could be 1969 or 2069"), ("<dmy>09/25/2003", "there is no month 25 (read day first)"),
 ])
 def test_translator_refuses_what_it_would_invent(_untrained_translator, text, message):
     from helpers.translator import translate
