@@ -363,3 +363,13 @@ def test_a_history_the_cache_cannot_hold_is_refused_at_save(tmp_path):
                                          r"history holds numbers"):
         hist = train_once(fit, _fresh(), 3)
     assert hist["cached"] is False and not list(tmp_path.glob("*.pt"))
+
+
+def test_a_file_holding_other_objects_is_not_called_truncated(tmp_path):
+    from helpers.cache import _read_entry
+
+    np = pytest.importorskip("numpy")
+    path = tmp_path / "x.pt"
+    torch.save({"state_dict": _fresh().state_dict(), "history": {"curve": np.arange(3)}}, path)
+    stored, why = _read_entry(path, _fresh(), "cpu")
+    assert stored is None and why.startswith("it holds an object that is not a tensor or a plain value")

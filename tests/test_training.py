@@ -561,3 +561,16 @@ def test_train_translator_trains_with_the_recipes_threads(tmp_path, monkeypatch)
     _, _, history = train_translator(seed=5, steps=2, device="cpu", cache=False)
     assert seen == [TRANSLATOR_RECIPE["cpu_threads"]] == [history["threads"]] == [1]
     assert torch.get_num_threads() == before  # restored
+
+
+def test_translator_view_title_fits_on_one_line_per_message():
+    """Issue 34: the title (answer, the order's note, which attention) wrapped onto three lines.
+    Now one line for the answer and one for the note; which attention is drawn is the axis label."""
+    tok = date_tokenizer()
+    torch.manual_seed(0)
+    model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=48).eval()
+    for text, lines in (("friday, 12 march 2021", 1), ("03/04/2021", 2)):
+        fig = translator_view(model, tok, text, layer=0, order="dmy")
+        assert len(fig.axes[0].get_title().split("\n")) == lines, fig.axes[0].get_title()
+        assert "layer 0, mean of heads" in fig.axes[0].get_ylabel()
+        plt.close(fig)
