@@ -20,6 +20,7 @@ from helpers.data import (
     family_of,
     held_out_group_pairs,
     parse_iso,
+    reading_of,
     split_order,
 )
 from helpers.translator import (
@@ -28,7 +29,6 @@ from helpers.translator import (
     attention_maps,
     exact_match_accuracy,
     make_translator,
-    reading_note,
     rules_reading,
     train_translator,
     translate,
@@ -83,7 +83,7 @@ def test_the_order_token_alone_decides_numbers_only_dates(trained, data):
     (no weekday) is read right as written, and with the other order token the model writes the
     other date. Seeds 0, 1, 2; the control is the flip itself (same text, other token)."""
     _, _, test = data
-    cases = [s for s, _ in test if s[5].isdigit() and reading_note(s[5:], s[1:4])]
+    cases = [s for s, _ in test if s[5].isdigit() and reading_of(s[5:], s[1:4]).swapped]
     assert len(cases) >= 40
     flipped = [("<mdy>" if s[1:4] == "dmy" else "<dmy>") + s[5:] for s in cases]
     for seed, (model, tok, _) in trained.items():
