@@ -336,7 +336,8 @@ def test_cross_attention_shapes_and_rows(trained):
     assert src_labels == list(val[0][0])
     assert len(weights) == 1 and weights[0].shape == (2, len(out_labels), len(src_labels))
     torch.testing.assert_close(weights[0].sum(-1), torch.ones(2, len(out_labels)))
-    assert "".join(out_labels).startswith(translation)
+    wrote = "".join(out_labels).removesuffix("<eos>")  # the model's tokens; shown only if right
+    assert translation == wrote == val[0][1] or (translation.startswith(NO_ANSWER) and wrote[:16] in translation)
     with pytest.raises(ValueError, match="attention_maps refuses 1 of 1 sources.*Cannot read 'märz'"):
         cross_attention(model, tok, "12 märz 2021")
     with pytest.raises(ValueError, match="Type a date"):
