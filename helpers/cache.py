@@ -19,15 +19,19 @@ notebooks build on it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import pickle
 import re
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -95,6 +99,9 @@ def _read_entry(path: Path, model: nn.Module, device) -> tuple[dict | None, str]
         stored = torch.load(path, weights_only=True, map_location=device)
     except Exception as err:  # noqa: BLE001 - any unreadable file is retrained, never trusted
         size = path.stat().st_size if path.exists() else 0
+        if size and isinstance(err, pickle.UnpicklingError) and "Unsupported global" in str(err):
+            return None, ("it holds an object that is not a tensor or a plain value "
+                          f"({type(err).__name__})")
         return None, ("it is empty" if size == 0 else
                       f"it is truncated or was not written by torch.save ({type(err).__name__})")
     if not isinstance(stored, dict) or not isinstance(stored.get("state_dict"), dict) \
@@ -177,7 +184,7 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
             stored, why = _read_entry(path, model, device)
             if stored is not None:
                 model.load_state_dict(stored["state_dict"])
-                return model.eval(), {**stored["history"], "cached": True}
+                return model.eval(), {**_restored(stored["history"]), "cached": True}
             _warn(f"the cache file {path} cannot be used ({why}): training again and replacing it")
         previous = torch.get_num_threads()
         if threads is not None:
@@ -194,10 +201,54 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
     return model.eval(), {**history, "cached": False}
 
 
+_NUMPY = "__numpy_array__"  # how a NumPy array or scalar of a history is stored: as a tensor
+
+
+def _storable(value, where: str = "history"):
+    """``value`` with NumPy arrays and scalars stored as tagged tensors (``torch.load`` with
+    ``weights_only=True`` loads tensors and plain values only); TypeError naming the entry for
+    anything else that could not be loaded back."""
+    if value is None or isinstance(value, bool | int | float | str | torch.Tensor) \
+            and not isinstance(value, np.generic):
+        return value
+    if isinstance(value, np.ndarray | np.generic):
+        try:
+            return {_NUMPY: torch.from_numpy(np.array(value)), "scalar": isinstance(value, np.generic)}
+        except TypeError:
+            raise TypeError(f"{where} is a NumPy array of dtype {value.dtype}, which a tensor cannot "
+                            f"hold") from None
+    if isinstance(value, list | tuple):
+        items = [_storable(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: _storable(v, f"{where}[{k!r}]") for k, v in value.items()}
+    raise TypeError(f"{where} is a {type(value).__qualname__}: a cached history holds numbers, "
+                    f"strings, lists, tuples, dicts, tensors and NumPy arrays only")
+
+
+def _restored(value):
+    """The inverse of ``_storable``."""
+    if isinstance(value, dict):
+        if _NUMPY in value and isinstance(value[_NUMPY], torch.Tensor):
+            array = value[_NUMPY].numpy()
+            return array[()] if value.get("scalar") else array
+        return {k: _restored(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_restored(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
 def _save(path: Path, model: nn.Module, history: dict) -> None:
-    """Write the entry atomically (a reader never sees half a file); a failed write is reported."""
+    """Write the entry atomically (a reader never sees half a file); a failed write is reported,
+    and so is a history that could not be loaded back (the model is then not kept)."""
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    try:
+        history = _storable(history)
+    except TypeError as err:
+        _warn(f"the cache file {path} is not written: {err}. The model is trained but not kept")
+        return
     try:
         torch.save({"state_dict": state, "history": history}, tmp)
         os.replace(tmp, path)
@@ -207,10 +258,15 @@ def _save(path: Path, model: nn.Module, history: dict) -> None:
               f"but not kept")
 
 
+_ACTIVE: set[int] = set()  # the callables being fingerprinted now (a recursive function stops)
+
+
 def fingerprint(obj) -> object:
-    """A JSON-able summary of a training argument for cache keys: tensors and modules by their
-    values, containers element by element, plain values as they are, other objects by their
-    attributes (a tokenizer by its vocabulary), functions by their qualified name."""
+    """A JSON-able summary of a training argument for cache keys, the same in every process:
+    tensors and modules by their values, containers element by element, plain values as they
+    are, other objects by their attributes (a tokenizer by its vocabulary), and a function by what
+    it computes (``function_fingerprint``), not by its name: a redefined ``fit``, two lambdas, or
+    two closures of the same name over different values get different entries."""
     if isinstance(obj, torch.Tensor):
         return {"tensor": tensor_digest(obj)}
     if isinstance(obj, nn.Module):
@@ -221,13 +277,94 @@ def fingerprint(obj) -> object:
         return [fingerprint(x) for x in obj]
     if isinstance(obj, dict):
         return {str(k): fingerprint(v) for k, v in obj.items()}
-    if isinstance(obj, torch.device | torch.dtype):
+    if isinstance(obj, set | frozenset):  # in a sorted order: a set's order changes between runs
+        return {"set": sorted((fingerprint(x) for x in obj), key=repr)}
+    if isinstance(obj, torch.device | torch.dtype | bytes | complex) or obj is Ellipsis:
         return str(obj)
+    if isinstance(obj, type):
+        return {"class": f"{obj.__module__}.{obj.__qualname__}"}
+    if isinstance(obj, types.ModuleType):  # numpy, torch.nn.functional, ... read through a closure
+        return {"pymodule": obj.__name__, "version": str(getattr(obj, "__version__", ""))}
+    if isinstance(obj, np.ndarray | np.generic):
+        return {"array": tensor_digest(torch.from_numpy(np.ascontiguousarray(obj).astype(np.float64)))
+                if obj.dtype != object else repr(obj.tolist()), "dtype": str(obj.dtype)}
     if callable(obj):
-        return {"callable": getattr(obj, "__qualname__", repr(obj))}
+        return function_fingerprint(obj)
     if hasattr(obj, "__dict__"):
-        return {"object": type(obj).__qualname__, "attrs": fingerprint(vars(obj))}
-    return repr(obj)
+        if id(obj) in _ACTIVE:  # an object that holds itself
+            return {"recursive": type(obj).__qualname__}
+        _ACTIVE.add(id(obj))
+        try:
+            return {"object": type(obj).__qualname__, "attrs": fingerprint(vars(obj))}
+        finally:
+            _ACTIVE.discard(id(obj))
+    text = repr(obj)
+    return type(obj).__qualname__ if " at 0x" in text else text  # no address: it changes per run
+
+
+def _code_fingerprint(code: types.CodeType) -> dict:
+    """The bytecode, constants (nested functions' code included) and names of a code object."""
+    return {"code": hashlib.sha256(code.co_code).hexdigest()[:20],
+            "consts": [_code_fingerprint(c) if isinstance(c, types.CodeType) else fingerprint(c)
+                       for c in code.co_consts],
+            "names": list(code.co_names), "args": code.co_argcount, "kwonly": code.co_kwonlyargcount,
+            "locals": list(code.co_varnames)}
+
+
+def function_fingerprint(fn) -> dict:
+    """What a function computes, for cache keys: its code (bytecode, constants, names, nested
+    functions), its default arguments, the values its closure holds, and the functions and plain
+    values of its own module it reads by name (a helper it calls, a learning rate set in a cell);
+    a method by its function and object, a ``functools.partial`` by its function and arguments.
+    A function with a ``cache_version`` attribute is keyed by its name and that version instead
+    (for code whose effect its text does not show, e.g. one that reads a file)."""
+    if id(fn) in _ACTIVE:
+        return {"recursive": getattr(fn, "__qualname__", type(fn).__qualname__)}
+    _ACTIVE.add(id(fn))
+    try:
+        return _function_fingerprint(fn)
+    finally:
+        _ACTIVE.discard(id(fn))
+
+
+def _function_fingerprint(fn) -> dict:
+    name = f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    version = getattr(fn, "cache_version", None)
+    if version is not None and not isinstance(fn, types.MethodType):
+        return {"function": name, "version": fingerprint(version)}
+    if isinstance(fn, functools.partial):
+        return {"partial": function_fingerprint(fn.func), "args": fingerprint(list(fn.args)),
+                "kwargs": fingerprint(fn.keywords)}
+    if isinstance(fn, types.MethodType):
+        return {"method": function_fingerprint(fn.__func__), "self": fingerprint(fn.__self__)}
+    if not isinstance(fn, types.FunctionType):  # a builtin, or an object with __call__
+        attrs = fingerprint(vars(fn)) if hasattr(fn, "__dict__") else None
+        return {"callable": name, "attrs": attrs}
+    code = fn.__code__
+    cells = []
+    for cell in fn.__closure__ or ():
+        try:
+            cells.append(fingerprint(cell.cell_contents))
+        except ValueError:  # a cell not yet filled
+            cells.append("<empty>")
+    used = {}
+    for word in _names(code):
+        value = fn.__globals__.get(word)
+        if isinstance(value, types.FunctionType) and value.__module__ == fn.__module__ \
+                or isinstance(value, bool | int | float | str | tuple) and not word.startswith("__"):
+            used[word] = fingerprint(value)
+    return {"function": name, "code": _code_fingerprint(code),
+            "defaults": fingerprint(fn.__defaults__), "kwdefaults": fingerprint(fn.__kwdefaults__),
+            "closure": cells, "globals": used}
+
+
+def _names(code: types.CodeType) -> list[str]:
+    """The global names a code object and its nested functions read (in order, once each)."""
+    found = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            found.extend(_names(c))
+    return list(dict.fromkeys(found))
 
 
 def train_once(train: Callable[..., dict], model: nn.Module, *args, cache: bool = True,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 from collections.abc import Sequence
 
 import torch
@@ -172,7 +173,7 @@ class GPT(nn.Module):
                 for _ in range(num_layers))
         else:
             self.blocks = nn.ModuleList(GPTBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers))
-        self.norm = _make_norm(norm, d_model, norm_eps)
+        self.norm = _make_norm(norm, d_model, norm_eps, bias)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         if tie_weights:
             self.lm_head.weight = self.tok_embed.weight
@@ -224,6 +225,19 @@ class GPT(nn.Module):
             raise ValueError(f"GPT.set_rope_scaling: method must be one of {ROPE_SCALINGS}, got {method!r}")
         if isinstance(factor, bool) or not isinstance(factor, int | float) or not 1 <= factor < math.inf:
             raise ValueError(f"GPT.set_rope_scaling: factor must be a number >= 1, got {factor!r}")
+        if method == "ntk":
+            attn = self.blocks[0].self_attn
+            d = attn.head_dim
+            if d <= 2:
+                raise ValueError(f"GPT.set_rope_scaling: 'ntk' multiplies the base by factor^(d_k / (d_k - 2)), "
+                                 f"which needs a head width d_k > 2; this model's is {d}: use 'pi'")
+            try:
+                new_base = attn.rope_base * float(factor) ** (d / (d - 2))
+            except OverflowError:
+                new_base = math.inf
+            if not math.isfinite(new_base):
+                raise ValueError(f"GPT.set_rope_scaling: factor={factor!r} makes the NTK base "
+                                 f"{attn.rope_base:g} * factor^({d}/{d - 2}) overflow; use a smaller factor")
         for block in self.blocks:
             block.self_attn.rope_scaling, block.self_attn.rope_factor = method, float(factor)
         return self
@@ -245,6 +259,8 @@ class GPT(nn.Module):
                              "sequence, shape (B, L) with B >= 1")
         if ids.dtype not in (torch.int64, torch.int32):
             raise TypeError(f"ids must hold integer token ids (torch.long), got {ids.dtype}")
+        if ids.device.type == "meta":  # shapes only: no values to check
+            return
         if int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size:
             raise ValueError(f"ids hold values in {int(ids.min())}..{int(ids.max())}, but the vocabulary "
                              f"has {self.vocab_size} tokens (ids 0..{self.vocab_size - 1})")
@@ -356,9 +372,19 @@ def _suppress_ids(suppress, vocab_size: int) -> list[int]:
         raise TypeError(f"GPT.generate: suppress must be a sequence of token ids (ints), got the string "
                         f"{suppress!r}")
     try:
-        banned = [int(i) for i in suppress]
-    except (TypeError, ValueError):
+        items = list(suppress)
+    except TypeError:
         raise TypeError(f"GPT.generate: suppress must be a sequence of token ids, got {suppress!r}") from None
+    banned = []
+    for k, i in enumerate(items):  # an id is an int: 1.5 or True would silently be id 1
+        is_bool = isinstance(i, bool) or (isinstance(i, torch.Tensor) and i.dtype == torch.bool)
+        try:
+            if is_bool:
+                raise TypeError
+            banned.append(operator.index(i))
+        except TypeError:
+            raise TypeError(f"GPT.generate: suppress must hold token ids (ints), but suppress[{k}] is "
+                            f"{type(i).__name__} {i!r}") from None
     bad = [i for i in banned if not 0 <= i < vocab_size]
     if bad:
         raise ValueError(f"GPT.generate: suppress holds ids {bad} outside the vocabulary 0..{vocab_size - 1}")
@@ -423,25 +449,48 @@ def forward_flops(model: GPT, length: int) -> int:
     product, as PyTorch's ``FlopCounterMode`` counts them (embedding lookups, norms, softmax and
     additions are not counted; they are a small share). Per block: the projections and the
     feed-forward network (2 FLOPs per weight per token) and attention's two products
-    Q K^T and A V (2 * L * L * d_model each: the full L x L matrix is computed, then masked).
-    Plus the output layer (2 * d_model * |V| per token)."""
+    Q K^T and A V (2 * L * L * d_model each: the full L x L matrix is computed, then masked),
+    and with RoPE, a window and sinks the sinks' second product (``_sink_flops``).
+    Plus the output layer (2 * d_model * |V| per token). (Notebook 12's blocks compute attention
+    with ``F.scaled_dot_product_attention``, whose fused CPU kernel ``FlopCounterMode`` does not
+    see: on a CPU it reports their two attention products as zero.)"""
+    _check_gpt("forward_flops", model)
     if isinstance(length, bool) or not isinstance(length, int) or length < 1:
         raise ValueError(f"forward_flops: length must be an int >= 1, got {length!r}")
     per_token = 2 * _matmul_weights(model)
     attention = len(model.blocks) * 2 * 2 * length * length * model.d_model
-    return per_token * length + attention
+    return per_token * length + attention + len(model.blocks) * _sink_flops(model, length)
+
+
+def _sink_flops(model: GPT, length: int) -> int:
+    """With RoPE, a window and sinks at StreamingLLM's positions, a forward pass over ``length``
+    tokens scores the sink keys a second time, with each query rotated to its place in the
+    cache: one more product Q K_sinks^T (2 * length * sinks * d_model per layer)."""
+    if not (model.config["positions"] == "rope" and model.window is not None and model.sinks
+            and model.sink_positions == "cache"):
+        return 0
+    return 2 * length * min(model.sinks, length) * model.d_model
+
+
+def _check_gpt(where: str, model) -> None:
+    if not isinstance(model, GPT):
+        raise TypeError(f"{where}: model must be a helpers.GPT (the count follows its blocks), got "
+                        f"{type(model).__name__}")
 
 
 def flops_per_token(model: GPT, context: int, training: bool = False) -> int:
     """FLOPs to process one token at position ``context`` - 1 with a KV cache (the token attends
-    to ``context`` keys): 2 per weight it multiplies (about 2 N) plus attention's
-    2 * 2 * context * d_model per layer. ``training=True``: 3 times that (the backward pass costs
+    to ``context`` keys, or with a window to at most ``window + sinks``, all its rolling cache
+    holds): 2 per weight it multiplies (about 2 N) plus attention's 2 * 2 * keys * d_model per
+    layer, as ``FlopCounterMode`` counts them. ``training=True``: 3 times that (the backward pass costs
     twice the forward), i.e. about 6 N per token."""
+    _check_gpt("flops_per_token", model)
     if isinstance(context, bool) or not isinstance(context, int) or context < 1:
         raise ValueError(f"flops_per_token: context must be an int >= 1, got {context!r}")
     if not isinstance(training, bool):
         raise TypeError(f"flops_per_token: training must be True or False, got {training!r}")
-    forward = 2 * _matmul_weights(model) + len(model.blocks) * 2 * 2 * context * model.d_model
+    keys = context if model.window is None else min(context, model.window + model.sinks)
+    forward = 2 * _matmul_weights(model) + len(model.blocks) * 2 * 2 * keys * model.d_model
     return 3 * forward if training else forward
 
 

@@ -294,6 +294,9 @@ def _square(circuit, func: str) -> torch.Tensor:
     if not isinstance(circuit, torch.Tensor) or circuit.dim() != 2 or circuit.shape[0] != circuit.shape[1]:
         got = tuple(circuit.shape) if isinstance(circuit, torch.Tensor) else type(circuit).__name__
         raise ValueError(f"{func}: circuit must be a square (|V|, |V|) matrix, got {got}")
+    if circuit.shape[0] == 0:
+        raise ValueError(f"{func}: circuit is empty, shape {tuple(circuit.shape)}; it needs one row "
+                         f"and column per token")
     if not torch.isfinite(circuit).all():
         raise ValueError(f"{func}: circuit holds NaN or infinite values")
     return circuit.detach()
@@ -327,6 +330,12 @@ def composition_score(first: torch.Tensor, second: torch.Tensor) -> float:
     if first.shape[1] != second.shape[0]:
         raise ValueError(f"composition_score: first {tuple(first.shape)} and second "
                          f"{tuple(second.shape)} cannot be multiplied")
+    for name, t in (("first", first), ("second", second)):
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"composition_score: {name} holds NaN or infinite values")
+        if not bool(t.any()):
+            raise ValueError(f"composition_score: {name} is all zeros: the score divides by its norm, "
+                             f"so it is undefined (a head that writes or reads nothing composes with none)")
     return ((first @ second).norm() / (first.norm() * second.norm())).item()
 
 

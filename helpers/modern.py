@@ -93,9 +93,15 @@ class RMSNorm(nn.Module):
             raise ValueError(f"RMSNorm: x is on device {x.device} but the weight is on "
                              f"{self.weight.device}; expected x.to({str(self.weight.device)!r}) or module.to(...)")
         # The statistic in float32 (float64 for float64 x), as nn.RMSNorm does: in float16 one
-        # value >= 256 squares to inf and would zero its whole row.
+        # value >= 256 squares to inf and would zero its whole row. A row whose squares overflow
+        # even there (|x| > 1.8e19 in float32) is divided by its largest |x| first: the same
+        # x / rms(x), with no inf on the way (other rows are computed exactly as before).
         wide = x.to(torch.promote_types(x.dtype, torch.float32))
-        rms = torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + self.eps)  # (..., 1)
+        mean_sq = wide.pow(2).mean(-1, keepdim=True)  # (..., 1)
+        overflow = torch.isinf(mean_sq) & torch.isfinite(wide).all(-1, keepdim=True)
+        scale = torch.where(overflow, wide.abs().amax(-1, keepdim=True), torch.ones_like(mean_sq))
+        mean_sq = torch.where(overflow, (wide / scale).pow(2).mean(-1, keepdim=True), mean_sq)
+        rms = torch.rsqrt(mean_sq + self.eps / scale.pow(2)) / scale  # (..., 1)
         out = wide * rms * self.weight.to(wide.dtype)
         return out.to(torch.promote_types(x.dtype, self.weight.dtype))
 
@@ -431,7 +437,8 @@ class ModernAttention(GroupedQueryAttention):
 
     def _rotate(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """RoPE at ``positions`` (L,), with this layer's scaling: x (B, n, L, d_k) -> same."""
-        positions = positions.to(device=x.device, dtype=torch.float32)
+        wide = torch.float64 if x.dtype == torch.float64 else torch.float32  # as apply_rope
+        positions = positions.to(device=x.device, dtype=wide)
         if self.rope_scaling == "pi":
             return apply_rope(x, positions / self.rope_factor, self.rope_base)
         if self.rope_scaling == "ntk":
@@ -495,7 +502,8 @@ class ModernAttention(GroupedQueryAttention):
                     raise ValueError(f"ModernAttention: mask is on device {mask.device} but the scores are on "
                                      f"{scores.device}; expected mask.to({str(scores.device)!r})")
                 scores = scores.masked_fill(~mask.repeat(group, 1), float("-inf"))
-                if not bool(mask.any(-1).all()):  # a query that may attend to nothing: zeros, not NaN
+                # a query that may attend to nothing: zeros, not NaN (on 'meta' no value is known)
+                if mask.device.type == "meta" or not bool(mask.any(-1).all()):
                     empty_rows = ~mask.any(-1)[None, None, :, None].expand(b, self.num_heads, lq, 1)
             else:  # per example (B, Lq, Lk) or per head: on the (B, h, Lq, Lk) view of the scores
                 full = mask[:, None] if mask.dim() == 3 else mask  # (B, Lq, Lk) -> (B, 1, Lq, Lk)
@@ -560,7 +568,8 @@ class ModernBlock(nn.Module):
             self.feed_forward = SwiGLU(d_model, d_ff, dropout)
         else:
             self.feed_forward = FeedForward(d_model, d_ff, dropout, activation=activation, bias=bias)
-        self.norm1, self.norm2 = _make_norm(norm, d_model, norm_eps), _make_norm(norm, d_model, norm_eps)
+        self.norm1 = _make_norm(norm, d_model, norm_eps, bias)
+        self.norm2 = _make_norm(norm, d_model, norm_eps, bias)
         self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, cache: KVCache | None = None,
@@ -572,10 +581,11 @@ class ModernBlock(nn.Module):
         return x + self.dropout2(self.feed_forward(self.norm2(x)))  # (B, L, d_model)
 
 
-def _make_norm(norm: str, d_model: int, eps: float = 1e-6) -> nn.Module:
+def _make_norm(norm: str, d_model: int, eps: float = 1e-6, bias: bool = True) -> nn.Module:
+    """LayerNorm (with its bias unless ``bias=False``) or RMSNorm (which has none)."""
     if norm not in NORMS:
         raise ValueError(f"norm must be 'layer' (LayerNorm) or 'rms' (RMSNorm), got {norm!r}")
-    return nn.LayerNorm(d_model) if norm == "layer" else RMSNorm(d_model, eps=eps)
+    return nn.LayerNorm(d_model, bias=bias) if norm == "layer" else RMSNorm(d_model, eps=eps)
 
 
 @torch.no_grad()

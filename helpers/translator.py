@@ -4,11 +4,15 @@ on-disk cache (``train_translator``), and what the notebook and its widget do wi
 translate text, measure exact-match accuracy, read all three kinds of attention, and word a result
 for a person (``translation_message``, ``reading_note``).
 
-The translator never invents a date. Text is read by the model only if the rules of
+The translator never shows a wrong date. Text is read by the model only if the rules of
 ``helpers.data.check_date_text`` find one complete, possible date in it under the reading order
-given (``"dmy"``, day first, or ``"mdy"``, month first); anything else is refused with a message
-that says what is wrong (``translate`` raises ValueError, the widget shows the message). The model
-reads the text after the order token (``<dmy>`` / ``<mdy>``) that states that order.
+given (``"dmy"``, day first, or ``"mdy"``, month first; with no order, a date in numbers that
+could be read two ways is refused naming both); anything else is refused with a message that says
+what to change (``translate`` raises ValueError, the widget shows the message). The model reads
+the text after the order token (``<dmy>`` / ``<mdy>``) that states that order, and what it writes
+is shown as the answer only when it is the date the rules read (``rules_reading``); otherwise the
+answer is a refusal that says so (``checked_answer``). ``translate(..., raw=True)`` gives what the
+model wrote, right or wrong.
 
 Everything is step-based and seeded: the same seed and number of steps give the same model on the
 same machine, however fast or slow that machine is.
@@ -36,6 +40,7 @@ from .data.dates import (
     reading_of,
     split_order,
 )
+from .data.tokenizers import _cut
 from .decoding import greedy_decode
 from .env import get_device, seed_everything
 from .training import _pad, train_seq2seq
@@ -44,6 +49,8 @@ from .transformer import Transformer
 __all__ = [
     "TRANSLATOR_RECIPE",
     "attention_maps",
+    "NO_ANSWER",
+    "checked_answer",
     "cross_attention",
     "exact_match_accuracy",
     "make_translator",
@@ -78,57 +85,84 @@ def _check_tokenizer(where: str, model, tokenizer) -> None:
                 f"mean other pieces)")
 
 
-def model_input(text: str, order: str = "dmy") -> str:
+def model_input(text: str, order: str | None = "dmy") -> str:
     """What the model reads: the order token, then the normalised text ('<dmy>12 mar 2021').
-    A text that already starts with an order token keeps its own."""
-    found, body = split_order(normalize_date_text(text), default=order_marker(order)[1:-1])
+    A text that already starts with an order token keeps its own; with ``order=None`` the token
+    is that of the order the rules read the text with ('<mdy>' for '12/25/2021')."""
+    found, body = split_order(normalize_date_text(text), default=order)
+    if found is None:
+        reading = reading_of(body, None)
+        found = getattr(reading, "order", None) or "dmy"
     return order_marker(found) + body
 
 
-def _checked_inputs(where: str, model, sources, tokenizer, order: str) -> list[str]:
-    """The model inputs for ``sources``, after refusing (ValueError) any that ``check_date_text``
-    refuses, naming each with its index and the reason."""
+def _checked_inputs(where: str, model, sources, tokenizer, order: str | None):
+    """The model inputs for ``sources`` and the date the rules read in each (ISO), after refusing
+    (ValueError) any that ``check_date_text`` refuses, naming each with its index and the reason."""
     if isinstance(sources, str) or not isinstance(sources, Sequence):
         raise TypeError(f"{where}: sources must be a list of strings; for one text use "
                         f"{where}(model, [text], tok), got {type(sources).__name__}")
     _check_tokenizer(where, model, tokenizer)
-    order_marker(order)  # "order must be 'dmy' (day first) or 'mdy' (month first)"
+    if order is not None:
+        order_marker(order)  # "order must be 'dmy' (day first) or 'mdy' (month first)"
     max_len = getattr(getattr(model, "pos", None), "max_len", None)
-    inputs, problems = [], []
+    inputs, expected, problems = [], [], []
     for i, source in enumerate(sources):
         if not isinstance(source, str):
             raise TypeError(f"{where}: sources[{i}] must be a str, got {type(source).__name__}")
         found, text = split_order(normalize_date_text(source), default=order)
         message = check_date_text(text, tokenizer, max_len, found)
+        reading = reading_of(text, found) if message is None else None
+        marker = order_marker(found or getattr(reading, "order", None) or "dmy")
         if message is None:
-            unknown = tokenizer.unknown(order_marker(found))
+            unknown = tokenizer.unknown(marker)
             if unknown:
-                message = f"the tokenizer has no id for the order token {order_marker(found)!r}"
+                message = f"the tokenizer has no id for the order token {marker!r}"
         if message is not None:
-            problems.append(f"sources[{i}] {text!r}: {message}")
-        inputs.append(order_marker(found) + text)
+            problems.append(f"sources[{i}] {_cut(text)}: {message}")
+        inputs.append(marker + text)
+        expected.append(rules_reading(text, found))
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise ValueError(f"{where} refuses {len(problems)} of {len(sources)} sources, it does not "
                          f"guess: " + "; ".join(problems[:3]) + more)
-    return inputs
+    return inputs, expected
+
+
+NO_ANSWER = "no answer: "
+
+
+def checked_answer(output: str, expected: str) -> str:
+    """What may be shown for a model's ``output`` when the rules read ``expected`` (ISO): the
+    output itself when the two agree, else a refusal that starts with ``NO_ANSWER`` and says why.
+    A wrong date is never the answer."""
+    if output == expected:
+        return output
+    if iso_or_none(output) is None:
+        return f"{NO_ANSWER}the model wrote {_cut(output, 16)}, not a real date"
+    return f"{NO_ANSWER}the model wrote {output}, but the text reads as {expected}"
 
 
 def translate(model, sources: Sequence[str], tokenizer, max_len: int = 12,
-              batch_size: int = 500, *, order: str = "dmy") -> list[str]:
-    """Greedy translations of date texts (batched), as text.
+              batch_size: int = 500, *, order: str | None = None, raw: bool = False) -> list[str]:
+    """Translations of date texts (greedy, batched): for each source, the ISO date when the model
+    wrote the date the rules read in it (``rules_reading``), else a refusal that starts with
+    ``NO_ANSWER`` ('no answer: ...') and says why (the model wrote no real date, or another date).
+    A wrong date is never returned. ``raw=True`` returns what the model wrote instead, right or
+    wrong: what it does, for measuring and teaching, not for showing as an answer.
 
-    Each source is read with the reading ``order`` ("dmy": day first, or "mdy": month first),
-    unless it starts with its own order token (``'<mdy>03/12/2021'``, as the data's sources do).
-    A source that ``check_date_text`` refuses (no day, month or year, an impossible date, a word
-    the translator does not read, ...) is not given to the model: ``translate`` raises ValueError
-    naming it and why. So does a tokenizer whose size is not the model's. The outputs are what the
-    model wrote, right or wrong (this is what accuracy is measured on): before showing one to a
-    person, compare it with the rules' reading, ``translation_message(text, output,
-    rules_reading(text, order))``, which flags an output that is not a real date or not that
-    date (``iso_or_none`` alone catches only the first)."""
+    Each source is read with the reading ``order`` ("dmy": day, month, year; "mdy": month, day,
+    year), unless it starts with its own order token (``'<mdy>03/12/2021'``, as the data's sources
+    do). With no order (``None``, the default) a date in numbers is read only when one reading
+    alone is a real date: '03/12/2021' (3 December or 12 March) and '21-12-31' (a two-digit year
+    first?) are refused naming every reading, '25/12/2021' is read. A source that
+    ``check_date_text`` refuses (no day, month or year, an impossible date, a word the translator
+    does not read, a time of day, ...) is not given to the model: ``translate`` raises ValueError
+    naming it and what to change. So does a tokenizer whose size is not the model's."""
     _check_batch_size("translate", batch_size)
-    inputs = _checked_inputs("translate", model, sources, tokenizer, order)
+    if not isinstance(raw, bool):
+        raise TypeError(f"translate: raw must be True or False, got {type(raw).__name__} {raw!r}")
+    inputs, expected = _checked_inputs("translate", model, sources, tokenizer, order)
     device = next(model.parameters()).device
     out = []
     for i in range(0, len(inputs), batch_size):
@@ -137,13 +171,16 @@ def translate(model, sources: Sequence[str], tokenizer, max_len: int = 12,
         ys = greedy_decode(model, src, max_len, tokenizer.bos_id, tokenizer.eos_id,
                            src_mask=padding_mask(src, tokenizer.pad_id))  # (B, <= max_len)
         out.extend(tokenizer.decode(row) for row in ys.tolist())
-    return out
+    return out if raw else [checked_answer(o, e) for o, e in zip(out, expected, strict=True)]
 
 
 def exact_match_accuracy(model, pairs: Sequence[tuple[str, str]], tokenizer, max_len: int = 12,
-                         batch_size: int = 500, *, order: str = "dmy") -> tuple[float, list[str]]:
+                         batch_size: int = 500, *, order: str | None = None,
+                         raw: bool = False) -> tuple[float, list[str]]:
     """Fraction of pairs whose greedy translation equals the target exactly, and the translations
-    (sources are read as ``translate`` reads them)."""
+    (``translate``'s: a refusal where the model disagrees with the rules; with ``raw=True`` what
+    the model wrote). Where the rules read the target, as in the data's pairs, both give the same
+    fraction."""
     if isinstance(pairs, str) or not isinstance(pairs, Sequence) or len(pairs) == 0:
         raise ValueError(f"exact_match_accuracy: pairs must be a non-empty list of (source, target) "
                          f"pairs, got {pairs!r:.60}")
@@ -151,15 +188,18 @@ def exact_match_accuracy(model, pairs: Sequence[tuple[str, str]], tokenizer, max
     if bad is not None:
         raise ValueError(f"exact_match_accuracy: each pair must be (source, target), got {bad!r:.60}")
     _check_batch_size("exact_match_accuracy", batch_size)
-    preds = translate(model, [s for s, _ in pairs], tokenizer, max_len, batch_size, order=order)
+    preds = translate(model, [s for s, _ in pairs], tokenizer, max_len, batch_size, order=order,
+                      raw=raw)
     correct = sum(p == t for p, (_, t) in zip(preds, pairs, strict=True))
     return correct / len(pairs), preds
 
 
-def attention_maps(model, tokenizer, source: str, max_len: int = 12, *, order: str = "dmy"):
+def attention_maps(model, tokenizer, source: str, max_len: int = 12, *, order: str | None = None):
     """Translate one source greedily and return all three kinds of attention that produced it.
 
-    Returns ``(translation, src_labels, out_labels, maps)`` where ``maps`` has keys
+    Returns ``(translation, src_labels, out_labels, maps)`` where ``translation`` is
+    ``translate``'s answer (the date, or a refusal when the model disagrees with the rules: the
+    model's own tokens are ``out_labels``) and ``maps`` has keys
     ``"encoder"`` (per encoder layer (num_heads, Ls, Ls): source tokens reading each other),
     ``"decoder"`` (per decoder layer (num_heads, Lt, Lt): output tokens reading earlier ones,
     causal) and ``"cross"`` (per decoder layer (num_heads, Lt, Ls)). ``src_labels`` are the pieces
@@ -169,7 +209,7 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12, *, order: s
     ValueError here too."""
     if not isinstance(source, str):
         raise TypeError(f"attention_maps: source must be a str, got {type(source).__name__}")
-    (text,) = _checked_inputs("attention_maps", model, [source], tokenizer, order)
+    (text,), (expected,) = _checked_inputs("attention_maps", model, [source], tokenizer, order)
     device = next(model.parameters()).device
     src = torch.tensor([tokenizer.encode(text)], device=device)  # (1, Ls)
     ys = greedy_decode(model, src, max_len, tokenizer.bos_id, tokenizer.eos_id)  # (1, <= max_len)
@@ -186,10 +226,10 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12, *, order: s
     }
     out_labels = [tokenizer.itos[i] for i in ys[0, 1:].tolist()]
     src_labels = tokenizer.pieces(text) if hasattr(tokenizer, "pieces") else list(text)
-    return tokenizer.decode(ys[0].tolist()), src_labels, out_labels, maps
+    return checked_answer(tokenizer.decode(ys[0].tolist()), expected), src_labels, out_labels, maps
 
 
-def cross_attention(model, tokenizer, source: str, max_len: int = 12, *, order: str = "dmy"):
+def cross_attention(model, tokenizer, source: str, max_len: int = 12, *, order: str | None = None):
     """Translate one source string greedily and return what each decoder layer's cross-attention
     looked at while producing it.
 
@@ -217,6 +257,8 @@ def translation_message(source: str, translation: str, expected: str | None = No
     if expected is not None and iso_or_none(expected) is None:
         raise ValueError(f"translation_message: expected must be None or a real ISO date, got "
                          f"{expected!r}")
+    if translation.startswith(NO_ANSWER):  # translate's refusal
+        return f"{source!r} → {translation}"
     if iso_or_none(translation) is None:
         return (f"{source!r} → no valid date: the model wrote {translation!r}, which is not a real "
                 f"YYYY-MM-DD date")
@@ -229,17 +271,26 @@ def translation_message(source: str, translation: str, expected: str | None = No
 def reading_note(text: str, order: str = "dmy") -> str | None:
     """Which reading the order chose, when it decided the date: for a date in numbers whose day
     and month are both 12 or less (and differ), e.g. for '03/04/2021': "read day first (dmy):
-    3 April 2021; month first would give 4 March 2021". None when the text says it itself."""
+    3 April 2021; month first would give 4 March 2021"; for a two-digit year that could also be
+    read first ('21-12-31'), what that would give. None when the text says it itself."""
     reading = reading_of(text, order)
-    if not isinstance(reading, DateReading) or reading.swapped is None:
+    if not isinstance(reading, DateReading) or (reading.swapped is None and reading.year_first is None):
         return None
     first, other = ("day", "month") if order == "dmy" else ("month", "day")
-    return (f"read {first} first ({order}): {_spoken(reading.parts)}; {other} first would give "
-            f"{_spoken(reading.swapped)}")
+    others = []
+    if reading.swapped is not None:
+        others.append(f"{other} first would give {_spoken(reading.swapped)}")
+    if reading.year_first is not None and reading.year_first != reading.parts:
+        others.append(f"a two-digit year first would give {_spoken(reading.year_first)}")
+    if not others:
+        return None
+    return f"read {first} first ({order}): {_spoken(reading.parts)}; " + "; ".join(others)
 
 
-def rules_reading(text: str, order: str = "dmy") -> str | None:
-    """The ISO date the rules read in ``text`` under ``order`` (None if they read none)."""
+def rules_reading(text: str, order: str | None = None) -> str | None:
+    """The ISO date the rules read in ``text`` under ``order`` (None if they read none; with
+    ``order=None``, also when a date in numbers could be read more than one way): what
+    ``translate`` returns when the model agrees."""
     reading = reading_of(text, order)
     if not isinstance(reading, DateReading):
         return None

@@ -688,7 +688,7 @@ def _untrained_translator():
     ("March 12th", "it has no year"), ("12 Mar", "it has no year"), ("Fri 12 Mar", "it has no year"),
     ("March 2021", "it has no day"), ("12.03", "it has no year"), ("2021", "no day and no month"),
     ("Monday", "no day, no month and no year"), ("", "Type a date"),
-    ("12.03.69", "could be 1969 or 2069"), ("09/25/2003", "there is no month 25 (read day first)"),
+    ("12.03.69", "could be 1969 or 2069"), ("<dmy>09/25/2003", "there is no month 25 (read day first)"),
 ])
 def test_translator_refuses_what_it_would_invent(_untrained_translator, text, message):
     from helpers.translator import translate
@@ -719,3 +719,206 @@ def test_tokenizers_refuse_ids_that_are_not_ints(ids):
 
 
 # ================================================================== end of the translator block
+
+
+# ======================================================================================
+# Issue 33: the newer Part II helpers made exact. Each test failed before its fix.
+# ======================================================================================
+
+
+def _windowed_gpt(**kwargs):
+    from helpers.gpt import GPT
+
+    torch.manual_seed(0)
+    config = {"d_model": 16, "num_heads": 2, "num_layers": 2, "d_ff": 32, "max_len": 64,
+              "positions": "rope", "window": 4, "sinks": 2, **kwargs}
+    return GPT(11, **config).eval()
+
+
+def _flop_count(fn) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        fn()
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"sinks": 0}, {"window": None, "sinks": 0},
+                                    {"positions": "none"}, {"num_kv_heads": 1, "norm": "rms"}])
+@pytest.mark.parametrize("context", [1, 5, 6, 40])
+def test_flops_per_token_is_what_flop_counter_mode_counts(kwargs, context):
+    """Window 4 + 2 sinks at context 40: the token attends to 6 keys, but all 40 were counted."""
+    from helpers.gpt import flops_per_token
+
+    model = _windowed_gpt(**kwargs)
+    cache = model.new_cache()
+    if context > 1:
+        with torch.no_grad():
+            model(torch.zeros(1, context - 1, dtype=torch.long), cache=cache)
+    step = _flop_count(lambda: model(torch.zeros(1, 1, dtype=torch.long), cache=cache))
+    assert flops_per_token(model, context) == step
+    assert flops_per_token(model, context, training=True) == 3 * step
+
+
+# (Notebook 12's blocks, positions="learned" without notebook 13's options, call
+# F.scaled_dot_product_attention, whose fused CPU kernel FlopCounterMode does not count.)
+@pytest.mark.parametrize("kwargs", [{}, {"sinks": 0}, {"window": None, "sinks": 0}, {"positions": "none"},
+                                    {"positions": "none", "sinks": 0}, {"num_kv_heads": 1, "activation": "swiglu"}])
+@pytest.mark.parametrize("length", [1, 2, 7, 40])
+def test_forward_flops_is_what_flop_counter_mode_counts(kwargs, length):
+    """With RoPE, a window and sinks the sinks' second Q K^T product was missed (98,880 vs
+    100,160 in the issue's model)."""
+    from helpers.gpt import forward_flops
+
+    model = _windowed_gpt(**kwargs)
+    assert forward_flops(model, length) == _flop_count(lambda: model(torch.zeros(1, length, dtype=torch.long)))
+
+
+@pytest.mark.parametrize("call", ["forward_flops", "flops_per_token"])
+def test_flop_counts_refuse_a_model_that_is_not_a_gpt(call):
+    import helpers.gpt as gpt
+
+    with pytest.raises(TypeError, match=rf"{call}: model must be a helpers.GPT .* got Linear"):
+        getattr(gpt, call)(nn.Linear(3, 3), 4)
+
+
+@pytest.mark.parametrize("dtype, big", [(torch.float32, 1e20), (torch.float64, 1e200), (torch.float16, 3e4),
+                                        (torch.bfloat16, 1e30)])
+def test_rmsnorm_does_not_overflow_to_zeros(dtype, big):
+    """[[1e20, -1e20, 2e20, 0]] in float32 (and 1e200 in float64) gave zeros: the mean of the
+    squares overflowed."""
+    from helpers import RMSNorm
+
+    x = torch.tensor([[big, -big, 2 * big, 0.0], [1.0, -2.0, 0.5, 3.0]], dtype=torch.float64)
+    expected = x / (x.abs().amax(-1, keepdim=True) * (x / x.abs().amax(-1, keepdim=True)).pow(2).mean(-1, keepdim=True).sqrt())
+    out = RMSNorm(4, eps=1e-6).to(dtype)(x.to(dtype))
+    torch.testing.assert_close(out.double(), expected, rtol=1e-2 if dtype.itemsize == 2 else 1e-6, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_rmsnorm_is_bit_for_bit_unchanged_on_normal_inputs(dtype):
+    """The overflow guard must not change a single bit where nothing overflows: values and
+    gradients equal the plain formula's exactly (trained models and notebook 13 stay the same)."""
+    from helpers import RMSNorm
+
+    torch.manual_seed(0)
+    norm = RMSNorm(8, eps=1e-6).to(dtype)
+    with torch.no_grad():
+        norm.weight.copy_(torch.rand(8) + 0.5)
+    x = (torch.randn(5, 8) * 3).to(dtype).requires_grad_(True)
+    x_ref = x.detach().clone().requires_grad_(True)
+    wide = x_ref.to(torch.promote_types(dtype, torch.float32))
+    ref = (wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + 1e-6) * norm.weight.to(wide.dtype)).to(dtype)
+    out = norm(x)
+    assert torch.equal(out, ref)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    ref.backward(grad)
+    assert torch.equal(x.grad, x_ref.grad)
+
+
+def test_apply_rope_computes_float64_angles_in_float64():
+    """At position 1e6 the float32 angles were 1.1e-4 off for float64 inputs."""
+    from helpers.positional import apply_rope
+
+    x = torch.randn(1, 1, 3, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    pos = torch.tensor([0.0, 1e6, 123456.5], dtype=torch.float64)
+    inv = 1.0 / 10000.0 ** (torch.arange(0, 8, 2, dtype=torch.float64) / 8)
+    angle = pos[:, None] * inv  # (L, d/2)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    ref = torch.stack([x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()], -1).flatten(-2)
+    torch.testing.assert_close(apply_rope(x, pos), ref, rtol=0, atol=1e-12)
+    x32 = x.float()  # float32 inputs keep float32 angles, as before
+    assert apply_rope(x32, pos.float()).dtype == torch.float32
+
+
+def test_modern_attention_rotates_float64_at_float64_positions():
+    from helpers.modern import ModernAttention
+    from helpers.positional import apply_rope
+
+    attn = ModernAttention(8, 2, 2, rope=True).double()
+    x = torch.randn(1, 2, 3, 4, dtype=torch.float64)
+    pos = torch.tensor([1e6 + 0.0, 1e6 + 1, 1e6 + 2], dtype=torch.float64)
+    torch.testing.assert_close(attn._rotate(x, pos), apply_rope(x, pos), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("bad", [[1.5], [True], [torch.tensor(1.0)], [torch.tensor(True)], ["1"]])
+def test_generate_suppress_holds_ids_only(bad):
+    """suppress=[1.5] or [True] silently banned id 1."""
+    model = _windowed_gpt()
+    with pytest.raises(TypeError, match=r"GPT.generate: suppress must hold token ids \(ints\), but suppress\[0\]"):
+        model.generate(torch.zeros(1, 2, dtype=torch.long), 2, temperature=0, suppress=bad)
+    model.generate(torch.zeros(1, 2, dtype=torch.long), 2, temperature=0, suppress=[1, torch.tensor(2)])
+
+
+@pytest.mark.parametrize("first, second, name", [
+    (torch.zeros(4, 4), torch.eye(4), "first"), (torch.eye(4), torch.zeros(4, 4), "second"),
+    (torch.full((4, 4), float("nan")), torch.eye(4), "first")])
+def test_composition_score_refuses_what_has_no_score(first, second, name):
+    """composition_score(zeros, eye) returned nan."""
+    from helpers.induction import composition_score
+
+    with pytest.raises(ValueError, match=rf"composition_score: {name} (is all zeros|holds NaN)"):
+        composition_score(first, second)
+
+
+def test_copying_share_refuses_an_empty_circuit():
+    from helpers.induction import copying_share
+
+    with pytest.raises(ValueError, match=r"copying_share: circuit is empty, shape \(0, 0\)"):
+        copying_share(torch.ones(0, 0))
+
+
+def test_gpt_without_bias_has_no_layer_norm_bias_either():
+    """bias=False kept the LayerNorms' biases although the docstring says every bias goes."""
+    from helpers.gpt import GPT
+
+    model = GPT(11, d_model=16, num_heads=2, num_layers=2, d_ff=32, bias=False, norm="layer")
+    assert [n for n, _ in model.named_parameters() if n.endswith("bias")] == []
+    with_bias = GPT(11, d_model=16, num_heads=2, num_layers=2, d_ff=32, norm="layer")
+    assert any(n.endswith("norm.bias") for n, _ in with_bias.named_parameters())
+
+
+@pytest.mark.parametrize("factor, message", [(2.0, r"needs a head width d_k > 2; this model's is 2"),
+                                             (1e300, r"needs a head width d_k > 2")])
+def test_ntk_scaling_refuses_a_head_width_of_two(factor, message):
+    """head_dim 2: ZeroDivisionError at the next forward."""
+    from helpers.gpt import GPT
+
+    model = GPT(11, d_model=4, num_heads=2, num_layers=1, d_ff=8, max_len=16, positions="rope")
+    with pytest.raises(ValueError, match=rf"GPT.set_rope_scaling: 'ntk' .*{message}"):
+        model.set_rope_scaling("ntk", factor)
+
+
+def test_ntk_scaling_refuses_a_factor_that_overflows_the_base():
+    from helpers.gpt import GPT
+
+    model = GPT(11, d_model=16, num_heads=2, num_layers=1, d_ff=8, max_len=16, positions="rope")
+    with pytest.raises(ValueError, match=r"GPT.set_rope_scaling: factor=1e\+300 makes the NTK base"):
+        model.set_rope_scaling("ntk", 1e300)
+    model.set_rope_scaling("ntk", 4.0)  # an ordinary factor still works
+    assert torch.isfinite(model(torch.zeros(1, 3, dtype=torch.long))).all()
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"positions": "rope", "qk_norm": True, "norm": "rms"},
+                                    {"positions": "rope", "window": 2, "sinks": 1}])
+def test_gpt_and_modern_block_run_on_the_meta_device(kwargs):
+    """Their checks called .item() (RuntimeError on 'meta'); RMSNorm, GQA and apply_rope worked."""
+    from helpers.gpt import GPT
+    from helpers.modern import ModernBlock
+
+    model = GPT(11, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=16, **kwargs).to("meta")
+    assert model(torch.zeros(1, 3, dtype=torch.long, device="meta")).shape == (1, 3, 11)
+    block = ModernBlock(8, 2, 1, 16, rope=True, qk_norm=True, norm="rms").to("meta")
+    assert block(torch.zeros(1, 3, 8, device="meta"), window=2, sinks=1).shape == (1, 3, 8)
+
+
+@pytest.mark.parametrize("length, n_pad, error, name", [
+    (4.0, 1, TypeError, "length"), (True, 0, TypeError, "length"), ("4", 1, TypeError, "length"),
+    (4, 1.0, TypeError, "n_pad"), (4, True, TypeError, "n_pad"), (4, "1", TypeError, "n_pad")])
+def test_build_mask_refuses_lengths_that_are_not_ints(length, n_pad, error, name):
+    from helpers.widgets.masks import build_mask, mask_explorer_view
+
+    with pytest.raises(error, match=rf"build_mask: {name} must be an int, got"):
+        build_mask("padding", length, n_pad)
+    assert isinstance(mask_explorer_view("padding", length, n_pad), str)  # the widget says why

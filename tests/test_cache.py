@@ -16,6 +16,14 @@ def _cache_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
 
 
+_CALLS: list = []  # what a training function that counts its calls appends to (a global)
+
+
+@pytest.fixture(autouse=True)
+def _no_calls_yet():
+    _CALLS.clear()
+
+
 def _fresh(seed=0):
     torch.manual_seed(seed)
     return nn.Linear(3, 2)
@@ -152,10 +160,12 @@ class Vocab:
     ({"vocab": Vocab("abd")}, True),
 ])
 def test_train_once_is_keyed_by_every_argument(change, trains_again):
-    calls = []
+    # The counter is a global: a function is keyed by the values its closure holds (a list it
+    # appends to would give every call a new key)
+    calls = _CALLS
     base = {"data": torch.ones(4, 3), "steps": 3, "lr": 0.1, "vocab": Vocab("abc")}
     def fit(m, data, steps, lr, vocab):
-        return _fit_linear(m, data, steps, lr, calls)
+        return _fit_linear(m, data, steps, lr, _CALLS)
 
     hist = train_once(fit, _fresh(), base["data"], base["steps"], lr=base["lr"], vocab=base["vocab"])
     assert hist["cached"] is False
@@ -197,10 +207,10 @@ def _entry(folder, prefix):
 def test_an_unusable_cache_file_is_reported_by_path_and_trained_again(tmp_path, corrupt, why):
     """An empty, truncated or foreign file once raised EOFError/UnpicklingError (advising
     weights_only=False) or KeyError, naming no file. Now: a warning with the path, and training."""
-    calls = []
+    calls = _CALLS
 
     def fit(model, steps):
-        return _fit_linear(model, torch.ones(4, 3), steps, calls=calls)
+        return _fit_linear(model, torch.ones(4, 3), steps, calls=_CALLS)
 
     first = train_once(fit, _fresh(), 3)
     path = _entry(tmp_path, "fit-")
@@ -276,3 +286,90 @@ def test_train_once_makes_a_function_name_safe(tmp_path):
 def test_train_once_arguments(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ---------------------------------------------------------------- issue 33: a function is keyed by what it computes
+
+
+def _fit_steps(model, steps, lr=0.1):
+    return _fit_linear(model, torch.ones(4, 3), steps)
+
+
+def test_a_redefined_function_of_the_same_name_trains_again():
+    """Issue 33: the key was the function's __qualname__, so a notebook cell that redefined `fit`
+    and ran again got the old function's weights (cached: True)."""
+    def fit(model, steps):
+        return _fit_linear(model, torch.ones(4, 3), steps)
+
+    first = train_once(fit, _fresh(), 3)
+
+    def fit(model, steps):  # noqa: F811 - the learner edits the cell and runs it again
+        return _fit_linear(model, 2 * torch.ones(4, 3), steps)
+
+    second = train_once(fit, _fresh(), 3)
+    assert first["cached"] is False and second["cached"] is False
+    assert second["loss"] != first["loss"]
+    assert train_once(fit, _fresh(), 3)["cached"] is True  # the same function again: loaded
+
+
+def test_two_lambdas_and_two_closures_of_one_name_get_their_own_entries():
+    one = train_once(lambda model, steps: _fit_linear(model, torch.ones(4, 3), steps), _fresh(), 3)
+    two = train_once(lambda model, steps: _fit_linear(model, -torch.ones(4, 3), steps), _fresh(), 3)
+    assert one["cached"] is False and two["cached"] is False
+
+    def make(scale):
+        def fit(model, steps):
+            return _fit_linear(model, scale * torch.ones(4, 3), steps)
+        return fit
+
+    a, b = train_once(make(1.0), _fresh(), 3), train_once(make(3.0), _fresh(), 3)
+    assert a["cached"] is False and b["cached"] is False and a["loss"] != b["loss"]
+    assert train_once(make(3.0), _fresh(), 3) == {**b, "cached": True}
+
+
+def test_a_function_can_be_keyed_by_an_explicit_version():
+    def fit(model, steps):
+        return _fit_linear(model, torch.ones(4, 3), steps)
+
+    fit.cache_version = 1
+    assert train_once(fit, _fresh(), 3)["cached"] is False
+    fit.cache_version = 2
+    assert train_once(fit, _fresh(), 3)["cached"] is False
+    assert train_once(fit, _fresh(), 3)["cached"] is True
+
+
+def test_a_history_with_numpy_arrays_loads_back():
+    """Issue 33: such a history was saved, never loaded (weights_only), and every call trained
+    again with a warning that called the file truncated."""
+    np = pytest.importorskip("numpy")
+
+    def fit(model, steps):
+        hist = _fit_linear(model, torch.ones(4, 3), steps)
+        return {**hist, "curve": np.arange(3.0), "best": np.float32(0.5), "nested": [np.ones(2, int)]}
+
+    first = train_once(fit, _fresh(), 3)
+    again = train_once(fit, _fresh(), 3)
+    assert first["cached"] is False and again["cached"] is True
+    assert isinstance(again["curve"], np.ndarray) and np.array_equal(again["curve"], first["curve"])
+    assert again["best"] == np.float32(0.5) and again["best"].dtype == np.float32
+    assert again["nested"][0].dtype == first["nested"][0].dtype
+
+
+def test_a_history_the_cache_cannot_hold_is_refused_at_save(tmp_path):
+    def fit(model, steps):
+        return {**_fit_linear(model, torch.ones(4, 3), steps), "when": object()}
+
+    with pytest.warns(UserWarning, match=r"is not written: history\['when'\] is a object: a cached "
+                                         r"history holds numbers"):
+        hist = train_once(fit, _fresh(), 3)
+    assert hist["cached"] is False and not list(tmp_path.glob("*.pt"))
+
+
+def test_a_file_holding_other_objects_is_not_called_truncated(tmp_path):
+    from helpers.cache import _read_entry
+
+    np = pytest.importorskip("numpy")
+    path = tmp_path / "x.pt"
+    torch.save({"state_dict": _fresh().state_dict(), "history": {"curve": np.arange(3)}}, path)
+    stored, why = _read_entry(path, _fresh(), "cpu")
+    assert stored is None and why.startswith("it holds an object that is not a tensor or a plain value")

@@ -23,6 +23,7 @@ from helpers.data import date_tokenizer
 from helpers.plots import cross_attention_grid, lr_schedule_plot, training_curves
 from helpers.training import collate, encode_pairs
 from helpers.translator import (
+    NO_ANSWER,
     TRANSLATOR_RECIPE,
     attention_maps,
     cross_attention,
@@ -209,7 +210,11 @@ def test_exact_match_and_translate(trained):
     assert len(preds) == len(val) and 0.0 <= acc <= 1.0
     assert acc == sum(p == t for p, (_, t) in zip(preds, val, strict=True)) / len(val)
     assert translate(model, [val[0][0]], tok) == preds[:1]
-    assert all(len(p) <= 11 for p in preds)
+    raw_acc, raw = exact_match_accuracy(model, val, tok, raw=True)
+    assert raw_acc == acc and all(len(p) <= 11 for p in raw)  # the rules read every target
+    # What is shown is the rules' reading or a refusal, never another date
+    for (s, t), p, r in zip(val, preds, raw, strict=True):
+        assert p == r == t or (p.startswith(NO_ANSWER) and r != t), (s, p, r)
     with pytest.raises(ValueError, match="pairs must be a non-empty list of"):
         exact_match_accuracy(model, [], tok)
     with pytest.raises(ValueError, match=r"each pair must be \(source, target\), got \('a',\)"):
@@ -229,7 +234,9 @@ def test_exact_match_and_translate(trained):
 @pytest.mark.parametrize("text, why", [
     ("", "Type a date"), ("12 mar", "it has no year"), ("March 2021", "it has no day"),
     ("12.03.69", "could be 1969 or 2069"), ("31.02.2021", "February 2021 has 28 days"),
-    ("09/25/2003", "there is no month 25"), ("on 12 march 2021", "Cannot read 'on'"),
+    ("<dmy>09/25/2003", "there is no month 25"), ("on 12 march 2021", "Cannot read 'on'"),
+    ("03/12/2021", "could be 3 December 2021 (day first, 'dmy') or 12 March 2021 (month first"),
+    ("fri, 12 mar 2021 10:30:00 +0000", "has a time of day, '10:30:00 +0000'"),
 ])
 def test_translate_refuses_what_check_date_text_refuses(trained, text, why):
     model, tok, _, _, _ = trained
@@ -256,7 +263,12 @@ def test_translate_reads_with_the_order_given(trained):
     assert model_input("<dmy>03/12/2021", "mdy") == "<dmy>03/12/2021"
     text = "03/12/2021"
     assert translate(model, [text], tok, order="mdy") == translate(model, ["<mdy>" + text], tok)
-    assert translate(model, [text], tok) == translate(model, ["<dmy>" + text], tok)
+    assert translate(model, [text], tok, order="dmy") == translate(model, ["<dmy>" + text], tok)
+    assert translate(model, ["<dmy> " + text], tok) == translate(model, ["<dmy>" + text], tok)
+    assert model_input("<dmy> 03/12/2021", None) == "<dmy>03/12/2021"  # no space reaches the model
+    assert model_input("12/25/2021", None) == "<mdy>12/25/2021"
+    with pytest.raises(ValueError, match="could be 3 December 2021 .* or 12 March 2021"):
+        translate(model, [text], tok)  # no order given: both readings named, none guessed
     assert translate(model, ["09/25/2003"], tok, order="mdy")  # refused day first, read month first
     with pytest.raises(ValueError, match="order must be 'dmy'"):
         translate(model, [text], tok, order="ymd")
@@ -305,7 +317,10 @@ def test_translation_message_never_shows_a_wrong_date_as_the_answer():
 
 
 def test_rules_reading_and_reading_note():
-    assert rules_reading("12.03.2021") == "2021-03-12" and rules_reading("03/12/2021", "mdy") == "2021-03-12"
+    assert rules_reading("12.03.2021", "dmy") == "2021-03-12" and rules_reading("03/12/2021", "mdy") == "2021-03-12"
+    assert rules_reading("12.03.2021") is None and rules_reading("25.03.2021") == "2021-03-25"
+    assert reading_note("21-12-31") == ("read day first (dmy): 21 December 2031; a two-digit year "
+                                        "first would give 31 December 2021")
     assert rules_reading("12 mar") is None and rules_reading("31.02.2021") is None
     assert reading_note("03/04/2021") == ("read day first (dmy): 3 April 2021; month first would "
                                           "give 4 March 2021")
@@ -321,7 +336,8 @@ def test_cross_attention_shapes_and_rows(trained):
     assert src_labels == list(val[0][0])
     assert len(weights) == 1 and weights[0].shape == (2, len(out_labels), len(src_labels))
     torch.testing.assert_close(weights[0].sum(-1), torch.ones(2, len(out_labels)))
-    assert "".join(out_labels).startswith(translation)
+    wrote = "".join(out_labels).removesuffix("<eos>")  # the model's tokens; shown only if right
+    assert translation == wrote == val[0][1] or (translation.startswith(NO_ANSWER) and wrote[:16] in translation)
     with pytest.raises(ValueError, match="attention_maps refuses 1 of 1 sources.*Cannot read 'märz'"):
         cross_attention(model, tok, "12 märz 2021")
     with pytest.raises(ValueError, match="Type a date"):
@@ -464,7 +480,8 @@ def test_translator_view_flags_an_output_that_is_not_a_date():
     torch.manual_seed(0)
     model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=48).eval()
     fig = translator_view(model, tok, "12 march 2021", layer=0)
-    assert "no valid date" in fig.axes[0].get_title()
+    assert "no answer: the model wrote" in fig.axes[0].get_title()
+    assert "not a real date" in fig.axes[0].get_title()
     plt.close(fig)
 
 
@@ -545,3 +562,16 @@ def test_train_translator_trains_with_the_recipes_threads(tmp_path, monkeypatch)
     _, _, history = train_translator(seed=5, steps=2, device="cpu", cache=False)
     assert seen == [TRANSLATOR_RECIPE["cpu_threads"]] == [history["threads"]] == [1]
     assert torch.get_num_threads() == before  # restored
+
+
+def test_translator_view_title_fits_on_one_line_per_message():
+    """Issue 34: the title (answer, the order's note, which attention) wrapped onto three lines.
+    Now one line for the answer and one for the note; which attention is drawn is the axis label."""
+    tok = date_tokenizer()
+    torch.manual_seed(0)
+    model = Transformer(len(tok), len(tok), 16, 2, 1, 32, dropout=0.0, max_len=48).eval()
+    for text, lines in (("friday, 12 march 2021", 1), ("03/04/2021", 2)):
+        fig = translator_view(model, tok, text, layer=0, order="dmy")
+        assert len(fig.axes[0].get_title().split("\n")) == lines, fig.axes[0].get_title()
+        assert "layer 0, mean of heads" in fig.axes[0].get_ylabel()
+        plt.close(fig)

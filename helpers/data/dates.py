@@ -123,14 +123,15 @@ def order_marker(order: str) -> str:
 _MARKER = re.compile(r"<(dmy|mdy)>")
 
 
-def split_order(source: str, default: str = "dmy") -> tuple[str, str]:
-    """'<mdy>03/12/2021' -> ('mdy', '03/12/2021'); a text without a marker gets ``default``."""
+def split_order(source: str, default: str | None = "dmy") -> tuple[str | None, str]:
+    """'<mdy>03/12/2021' -> ('mdy', '03/12/2021'); a text without a marker gets ``default``
+    (None: no order). Spaces after the marker are not part of the text ('<dmy> 03/04/2021')."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
     found = _MARKER.match(source)
     if found:
-        return found.group(1), source[found.end():]
-    return _check_order(default, "default"), source
+        return found.group(1), source[found.end():].lstrip()
+    return (None if default is None else _check_order(default, "default")), source
 
 
 @dataclass(frozen=True)
@@ -350,14 +351,22 @@ def iso_or_none(text: str) -> str | None:
     return text
 
 
+# Marks that phones and word processors write for the ASCII ones: dashes (en, em, minus, the
+# Unicode hyphens) are '-', curly and prime apostrophes are "'".
+_SAME_MARKS = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"}
+                            | {c: "'" for c in "\u2018\u2019\u2032"})
+
+
 def normalize_date_text(text: str) -> str:
-    """Lower case, no leading or trailing spaces, every run of white space one space.
+    """Lower case, no leading or trailing spaces, every run of white space one space, the dashes
+    and apostrophes phones and word processors write ('–', '—', '’') as '-' and "'".
 
     The one place where typed text is cleaned: training data, evaluation and the widget all go
-    through it. '  Friday,  12 MARCH 2021 ' -> 'friday, 12 march 2021'."""
+    through it. '  Friday,  12 MARCH 2021 ' -> 'friday, 12 march 2021'; 'Mar 12 ’21' ->
+    "mar 12 '21"."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    return " ".join(text.lower().split())
+    return " ".join(text.lower().translate(_SAME_MARKS).split())
 
 
 # --- Reading a date by rules -------------------------------------------------------------------
@@ -368,7 +377,7 @@ WEEKDAY_WORDS = {w: i for i, w in enumerate(WEEKDAYS)} | {
 FILLER_WORDS = ("the", "of")
 ORDINAL_SUFFIXES = ("st", "nd", "rd", "th")
 MARKS = (" ", "'", ",", "-", ".", "/")
-_SCAN = re.compile(r"\d+|[^\W\d_]+|.", re.S)
+_SCAN = re.compile(r"[0-9]+|[^\W\d_]+|.", re.S)  # ASCII digits: int("³") fails, int("١") reads
 
 
 def _year_of(digits: str) -> int:
@@ -392,13 +401,16 @@ def split_eight_digits(digits: str) -> list[str]:
 class DateReading:
     """What the rules read in a text: the date's parts (year, month, day), which reading order
     decided it (``order``, None when the text says it itself), and whether the other order would
-    give another date (``swapped``: that date as (year, month, day), or None)."""
+    give another date (``swapped``: that date as (year, month, day), or None). ``year_first`` is
+    the date a two-digit year *first* would give ('21-12-31': 2021-12-31), when that is a real
+    date of 1970-2049: the rules read a two-digit year last, as the orders 'dmy' and 'mdy' say."""
 
     year: int
     month: int
     day: int
     order: str | None = None
     swapped: tuple[int, int, int] | None = None
+    year_first: tuple[int, int, int] | None = None
 
     @property
     def parts(self) -> tuple[int, int, int]:
@@ -409,12 +421,15 @@ def _scan(text: str) -> tuple[list[tuple[str, str]], str | None]:
     """Classify the pieces of a normalised text: ('num', '12'), ('ord', '12') (12th), ('apos', '21')
     ('21), ('month', 'mar'), ('weekday', 'fri'), ('filler', 'the'). Marks are dropped. Returns
     (pieces, problem)."""
+    time = _time_problem(text)
+    if time is not None:
+        return [], time
     raw = _SCAN.findall(text)
     out, unknown = [], []
     i = 0
     while i < len(raw):
         p = raw[i]
-        if p.isdigit():
+        if p.isascii() and p.isdigit():
             parts = split_eight_digits(p)
             if len(parts) == 1 and len(p) == 8:
                 return out, (f"{p!r}: eight digits in a row are read only as year, month, day (ISO "
@@ -433,7 +448,7 @@ def _scan(text: str) -> tuple[list[tuple[str, str]], str | None]:
                 continue
             kind = "apos" if prev == "'" and len(p) == 2 else "num"
             out.extend((kind, q) for q in parts)
-        elif p.isalpha():
+        elif p.isalpha() and p.isascii():
             if p in MONTH_WORDS:
                 out.append(("month", p))
             elif p in WEEKDAY_WORDS:
@@ -448,12 +463,50 @@ def _scan(text: str) -> tuple[list[tuple[str, str]], str | None]:
     loose = [u for u in unknown if u in ORDINAL_SUFFIXES]
     if loose:  # '12 th march': the suffix is known, but only right after its number
         example = {"st": "1st", "nd": "2nd", "rd": "3rd", "th": "12th"}[loose[0]]
-        return out, f"{_cut(text)}: {loose[0]!r} is read only right after its number, as in {example!r}."
+        weekday = (f" For {WEEKDAYS[WEEKDAY_WORDS[_TWO_LETTER_WEEKDAYS[loose[0]]]].capitalize()} "
+                   f"write {_TWO_LETTER_WEEKDAYS[loose[0]]!r}." if loose[0] in _TWO_LETTER_WEEKDAYS else "")
+        return out, (f"{_cut(text)}: {loose[0]!r} is read only right after its number, as in "
+                     f"{example!r}.{weekday}")
     if unknown:
-        names = ", ".join(_cut(u, 20) for u in dict.fromkeys(unknown))
+        unknown = list(dict.fromkeys(unknown))
+        names = ", ".join(_cut(u, 20) for u in unknown)
         return out, (f"Cannot read {names}: a date here is numbers, English month and weekday names "
-                     f"(full or abbreviated), 'the', 'of', 'st', 'nd', 'rd', 'th' and the marks ' , - . /")
+                     f"(full or abbreviated), 'the', 'of', 'st', 'nd', 'rd', 'th' and the marks "
+                     f"' , - . /. {_unknown_hint(unknown)}")
     return out, None
+
+
+_TWO_LETTER_WEEKDAYS = {"mo": "mon", "tu": "tue", "we": "wed", "th": "thu", "fr": "fri", "sa": "sat",
+                        "su": "sun"}
+# A time of day after a date: '10:30', '10:30:00 +0000' (an e-mail header), 't10:30:00z' (ISO 8601)
+_TIME = re.compile(r"(?:t|\s)?\d{1,2}:\d{2}\S*(?:\s+(?:z|utc|gmt|[+-]\d{2}:?\d{2}|[ap]\.?m\.?))*")
+
+
+def _unknown_hint(unknown: list[str]) -> str:
+    """What to change so that the rules can read the text (one sentence per kind of problem)."""
+    hints = []
+    short = [u for u in unknown if u in _TWO_LETTER_WEEKDAYS]
+    if short:
+        hints.append("A weekday has at least three letters: write " + ", ".join(
+            f"{_TWO_LETTER_WEEKDAYS[u]!r} for {u!r}" for u in short) + ".")
+    if "(" in unknown or ")" in unknown:
+        hints.append("Leave out the brackets: a weekday goes first ('friday, 12 march 2021').")
+    digits = [u for u in unknown if any(c.isnumeric() for c in u)]
+    if digits:
+        hints.append(f"Write the numbers {', '.join(_cut(u, 20) for u in digits)} with the digits 0-9.")
+    rest = [u for u in unknown if u not in _TWO_LETTER_WEEKDAYS and u not in "()" and u not in digits]
+    if rest:
+        hints.append(f"Leave out {', '.join(_cut(u, 20) for u in rest)} (e.g. 'friday, 12 march 2021').")
+    return " ".join(hints)
+
+
+def _time_problem(text: str) -> str | None:
+    """A message naming the time of day in ``text`` (the translator reads dates only), or None."""
+    found = _TIME.search(text)
+    if found is None:
+        return None
+    return (f"{_cut(text)} has a time of day, {_cut(found.group().strip(), 30)}: the translator reads "
+            f"dates only. Leave the time out ({_cut(text[:found.start()].strip(' ,'), 40)}).")
 
 
 def _missing(have: set[str]) -> str:
@@ -463,10 +516,15 @@ def _missing(have: set[str]) -> str:
     return "no " + " and no ".join(lacking)
 
 
-def reading_of(text: str, order: str = "dmy") -> DateReading | str:
+def reading_of(text: str, order: str | None = "dmy") -> DateReading | str:
     """The rules' reading of ``text`` under ``order``: a ``DateReading`` (not yet checked for
     being a real date of 1970-2049), or a message that says why the text names no single
     complete date (what is missing, a word it cannot read, too many numbers, ...).
+
+    ``order=None`` (no order given) reads a date in numbers only when a single reading is a real
+    date: '03/12/2021' could be 3 December or 12 March, '21-12-31' 21 December 2031 or (a
+    two-digit year first) 31 December 2021, and the message names them all; '25/12/2021' is
+    read day first, '12/25/2021' month first.
 
     The rules: a month word is the month; a four-digit number, or two digits after an apostrophe,
     is the year; an ordinal (12th) is always the day. With a month word the other number is the
@@ -475,7 +533,8 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
     comes first, unless an ordinal says which number is the day ('03/12th/2021' is 12 March in
     both orders). What contradicts these (an apostrophe year that is not last, two ordinals, an
     ordinal where the month or the year must stand) is refused."""
-    _check_order(order)
+    if order is not None:
+        _check_order(order)
     if not isinstance(text, str):
         raise TypeError(f"reading_of: text must be a str, got {type(text).__name__}")
     if not normalize_date_text(text):
@@ -565,14 +624,40 @@ def reading_of(text: str, order: str = "dmy") -> DateReading | str:
     if ordinals:  # an ordinal is the day whatever the order: '03/12th/2021' is 12 March
         day, month = (first, second) if ordinals == [0] else (second, first)
         return DateReading(_year_of(y), int(month), int(day))
+    year_first = None
+    if len(first) == 2 and len(y) <= 2 and _real((_year_of(first), int(second), int(y))):
+        year_first = (_year_of(first), int(second), int(y))
+    if order is None:  # no order given: read only what one order alone makes a real date
+        dmy = (_year_of(y), int(second), int(first))
+        mdy = (_year_of(y), int(first), int(second))
+        found = [r for r in dict.fromkeys((dmy, mdy, year_first)) if r is not None and _real(r)]
+        if len(found) > 1:
+            names = {dmy: "day first, 'dmy'", mdy: "month first, 'mdy'"}
+            readings = " or ".join(f"{_spoken(r)} ({names.get(r, 'a two-digit year first')})" for r in found)
+            return (f"{said} could be {readings}: give the order ('dmy' or 'mdy'), or write the month "
+                    f"as a word or the year with four digits.")
+        order = "mdy" if mdy in found else "dmy"
+        day, month = (first, second) if order == "dmy" else (second, first)
+        return DateReading(_year_of(y), int(month), int(day), order, None, None)
     day, month = (first, second) if order == "dmy" else (second, first)
     swapped = None
     if int(first) != int(second) and int(first) <= 12 and int(second) <= 12:
         swapped = (_year_of(y), int(day), int(month))
-    return DateReading(_year_of(y), int(month), int(day), order, swapped)
+    return DateReading(_year_of(y), int(month), int(day), order, swapped, year_first)
 
 
-def read_date(text: str, order: str = "dmy") -> tuple[int, int, int] | None:
+def _real(parts: tuple[int, int, int]) -> bool:
+    """Is (year, month, day) a real date of 1970-2049?"""
+    y, m, d = parts
+    return 1970 <= y <= 2049 and 1 <= m <= 12 and 1 <= d <= calendar.monthrange(y, m)[1]
+
+
+def _spoken(parts: tuple[int, int, int]) -> str:
+    y, m, d = parts
+    return f"{d} {MONTHS[m - 1].capitalize()} {y}"
+
+
+def read_date(text: str, order: str | None = "dmy") -> tuple[int, int, int] | None:
     """The rules' reading of ``text`` as (year, month, day) under ``order`` (not checked for
     being a real date); None when the text names no single complete date. See ``reading_of``.
 
@@ -618,7 +703,7 @@ def _date_problem(text: str, reading: DateReading) -> str | None:
 
 
 def check_date_text(text, tokenizer=None, max_len: int | None = None,
-                    order: str = "dmy") -> str | None:
+                    order: str | None = "dmy") -> str | None:
     """None if ``text`` can be given to the translator with reading ``order``, else a message that
     says what is wrong.
 
@@ -626,8 +711,10 @@ def check_date_text(text, tokenizer=None, max_len: int | None = None,
     a year (the message says which); two months, or more numbers than a date has; a date that
     cannot exist (31.02.2021, month 13 -- under the order given) or lies outside 1970-2049; a
     weekday that does not match the date; pieces the tokenizer has no id for; text longer than
-    ``max_len`` tokens (with the order token)."""
-    _check_order(order)
+    ``max_len`` tokens (with the order token). ``order=None``: no order given, and a date in
+    numbers that more than one reading makes a real date is refused (see ``reading_of``)."""
+    if order is not None:
+        _check_order(order)
     if not isinstance(text, str):
         raise TypeError(f"check_date_text: text must be a str, got {type(text).__name__}")
     if not normalize_date_text(text):
@@ -814,7 +901,7 @@ UNSEEN_FORMATS = {
 }
 
 
-_PIECE = re.compile(r"<(?:dmy|mdy)>|\d+|[^\W\d_]+|\s|.", re.S)  # order token, digits, letters, one other
+_PIECE = re.compile(r"<(?:dmy|mdy)>|[0-9]+|[^\W\d_]+|\s|.", re.S)  # order token, digits, letters, one other
 
 
 class DateTokenizer(CharTokenizer):

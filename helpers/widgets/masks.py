@@ -14,10 +14,12 @@ def build_mask(kind: str, length: int, n_pad: int = 0):
     tokens are padding. ``kind`` is one of MASK_KINDS."""
     import torch
 
+    from .._checks import int_at_least
+
     if kind not in MASK_KINDS:
         raise ValueError(f"kind must be one of {MASK_KINDS}, got {kind!r}")
-    if length < 1:
-        raise ValueError(f"length must be >= 1, got {length}")
+    int_at_least("build_mask", "length", length, 1)
+    int_at_least("build_mask", "n_pad", n_pad, 0)
     if not 0 <= n_pad <= length:
         raise ValueError(f"n_pad must be between 0 and length={length}, got {n_pad}")
     mask = torch.ones(length, length, dtype=torch.bool)
@@ -54,11 +56,11 @@ def mask_explorer_figure(kind: str, length: int = 6, n_pad: int = 2, seed: int =
 
 def mask_explorer_view(kind: str, length: int, n_pad: int):
     """What the mask explorer shows: the two panels, or a message when ``n_pad > length``."""
-    if n_pad > length:
-        return f"n_pad={n_pad} is larger than the sequence length {length}: lower it."
     try:
+        if n_pad > length:
+            return f"n_pad={n_pad} is larger than the sequence length {length}: lower it."
         return mask_explorer_figure(kind, length, n_pad)
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         return f"Cannot draw this: {err}"
 
 

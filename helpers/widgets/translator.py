@@ -46,11 +46,19 @@ def translator_view(model, tokenizer, text: str, layer: int = 1, head="mean", or
     note = reading_note(text, order)
     if note is not None:
         lines.append(note)
-    lines.append(f"cross-attention, layer {layer}, {'mean of heads' if head == 'mean' else f'head {head}'}")
-    view.axes[0].set_title("\n".join(textwrap.fill(line, 70) for line in lines))
-    view.axes[0].set_xlabel("source token (the order token first)")
-    view.axes[0].set_ylabel("output token")
+    # The title holds the answer and the order's note, one line each on a figure at least 6.4
+    # inches wide; which attention is drawn is said by the axis label.
+    view.set_figwidth(max(view.get_figwidth(), 6.4))
+    chars = int(0.95 * view.get_figwidth() * 72 / (0.55 * _TITLE_PT))  # characters per line
+    ax = view.axes[0]
+    ax.set_title("\n".join(textwrap.fill(line, chars) for line in lines), fontsize=_TITLE_PT)
+    which = "mean of heads" if head == "mean" else f"head {head}"
+    ax.set_xlabel("source token (the order token first)")
+    ax.set_ylabel(f"output token\n(cross-attention, layer {layer}, {which})")
     return view
+
+
+_TITLE_PT = 9
 
 
 def translator_widget(model, tokenizer, text: str = "friday, 12 march 2021", order: str = "dmy"):

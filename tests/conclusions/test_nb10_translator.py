@@ -20,14 +20,15 @@ from helpers.data import (
     family_of,
     held_out_group_pairs,
     parse_iso,
+    reading_of,
     split_order,
 )
 from helpers.translator import (
+    NO_ANSWER,
     TRANSLATOR_RECIPE,
     attention_maps,
     exact_match_accuracy,
     make_translator,
-    reading_note,
     rules_reading,
     train_translator,
     translate,
@@ -82,19 +83,19 @@ def test_the_order_token_alone_decides_numbers_only_dates(trained, data):
     (no weekday) is read right as written, and with the other order token the model writes the
     other date. Seeds 0, 1, 2; the control is the flip itself (same text, other token)."""
     _, _, test = data
-    cases = [s for s, _ in test if s[5].isdigit() and reading_note(s[5:], s[1:4])]
+    cases = [s for s, _ in test if s[5].isdigit() and reading_of(s[5:], s[1:4]).swapped]
     assert len(cases) >= 40
     flipped = [("<mdy>" if s[1:4] == "dmy" else "<dmy>") + s[5:] for s in cases]
     for seed, (model, tok, _) in trained.items():
-        assert translate(model, cases, tok) == [rules_reading(s[5:], s[1:4]) for s in cases], seed
-        assert translate(model, flipped, tok) == [rules_reading(f[5:], f[1:4]) for f in flipped], seed
+        assert translate(model, cases, tok, raw=True) == [rules_reading(s[5:], s[1:4]) for s in cases], seed
+        assert translate(model, flipped, tok, raw=True) == [rules_reading(f[5:], f[1:4]) for f in flipped], seed
 
 
 def _held_out(model, tok, test, year=None):
     groups = held_out_group_pairs(test, seed=0, year=year)
     out = {}
     for name, pairs in groups.items():
-        acc, preds = exact_match_accuracy(model, pairs, tok)
+        acc, preds = exact_match_accuracy(model, pairs, tok, raw=True)  # what the model wrote
         out[name] = (acc, [(s, t, p) for (s, t), p in zip(pairs, preds, strict=True) if p != t])
     return out
 
@@ -151,7 +152,8 @@ def test_formats_never_generated(trained, data):
     refused = [n for n, f in UNSEEN_FORMATS.items() if check_date_text(f(parse_iso(test[0][1])))]
     assert refused == ["on 12 march 2021"]
     for seed, (model, tok, _) in trained.items():
-        accs = {name: exact_match_accuracy(model, [(fmt(parse_iso(t)), t) for _, t in test[:300]], tok)[0]
+        accs = {name: exact_match_accuracy(model, [(fmt(parse_iso(t)), t) for _, t in test[:300]], tok,
+                                           order="dmy")[0]
                 for name, fmt in UNSEEN_FORMATS.items() if name not in refused}
         assert sum(accs.values()) / len(accs) >= 0.95 and min(accs.values()) >= 0.9, (seed, accs)
 
@@ -179,12 +181,12 @@ def test_greedy_and_beam_search(trained, early, data):
     subset = test[:100]
     for seed, (model, tok, _) in trained.items():
         assert _token_probs(model, tok, "<dmy>" + EXAMPLE, "2021-03-12").min() > 0.5, seed
-        greedy = translate(model, [s for s, _ in subset], tok)
+        greedy = translate(model, [s for s, _ in subset], tok, raw=True)
         beams = [_beam(model, tok, s) for s, _ in subset]
         assert sum(b == g for b, g in zip(beams, greedy, strict=True)) >= 90, seed
         assert sum(b == t for b, (_, t) in zip(beams, subset, strict=True)) >= 90, seed
     for seed, model in early.items():
-        greedy = translate(model, [s for s, _ in subset], tok)
+        greedy = translate(model, [s for s, _ in subset], tok, raw=True)
         diffs = [(s, g, b) for (s, _), g in zip(subset, greedy, strict=True)
                  if (b := _beam(model, tok, s)) != g]
         assert diffs, f"seed {seed}: the 200-step model agrees with beam search everywhere"
@@ -284,6 +286,8 @@ def test_no_wrong_output_on_held_out_combinations_is_shown_as_an_answer(trained,
         for s, _, p in wrong:
             message = translation_message(s[5:], p, rules_reading(s[5:], s[1:4]))
             assert " → no " in message, (seed, message)
+        shown = translate(model, [s for s, _, _ in wrong], tok)  # what translate itself returns
+        assert all(a.startswith(NO_ANSWER) for a in shown), seed
 
 
 def _short_run(seed, steps=100, **changes):
