@@ -250,3 +250,18 @@ def test_rope_base_is_an_option_of_gpt():
         GPT.from_config({"vocab_size": 5, "width": 3})
     with pytest.raises(TypeError, match="dict"):
         GPT.from_config([("vocab_size", 5)])
+
+
+@needs_file
+def test_logit_lens_of_one_position_equals_the_model(model):
+    from helpers.llm import logit_lens
+
+    ids = torch.randint(1000, 2000, (2, 6), generator=torch.Generator().manual_seed(0))
+    last = logit_lens(model, ids)  # (N + 1, B, |V|)
+    every = logit_lens(model, ids, position=None)  # (N + 1, B, L, |V|)
+    assert last.shape == (31, 2, 49152) and every.shape == (31, 2, 6, 49152)
+    torch.testing.assert_close(last, every[:, :, -1])
+    torch.testing.assert_close(last[-1], torch.softmax(model(ids)[:, -1], dim=-1))
+    for bad in (6, -7, 1.0, True):
+        with pytest.raises(ValueError, match="position"):
+            logit_lens(model, ids, position=bad)
