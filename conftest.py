@@ -2,11 +2,20 @@
 the slowest test files first, and keep the robustness checks of the notebooks' conclusions
 (tests/conclusions, marker ``conclusions``) out of a run unless it asks for them."""
 
+import os
 from pathlib import Path
 
 import pytest
 
+from tools import numerics
+
 ROOT = Path(__file__).parent
+
+# The same floating-point bits on every x86-64 machine (tools/numerics.py): set before any test
+# imports torch, and inherited by every kernel, JupyterLab and worker this run starts.
+if numerics.torch_loaded() and not numerics.pinned():  # pragma: no cover - a plugin imported torch
+    raise RuntimeError("conftest.py: torch was imported before the numerics could be pinned")
+numerics.pin()
 
 # The checks that every experimental conclusion of a notebook survives other seeds, the notebook's
 # own variations and the control that would refute it (CONTRIBUTING.md). They train many small
@@ -80,3 +89,16 @@ def pytest_collection_modifyitems(config, items):
                                              config.option.markexpr or ""):
         config.hook.pytest_deselected(items=conclusions)
         items[:] = [item for item in items if not item.nodeid.startswith(CONCLUSIONS)]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before a notebook's first cell starts its kernel: the pinned numerics, except for the
+    notebooks that run with the processor's native kernels (tools/numerics.py)."""
+    if ".ipynb::" in item.nodeid:  # an nbval cell: its notebook's kernel starts with this env
+        env = numerics.for_notebook(Path(str(item.fspath)).name)
+        for key in numerics.PINNED:
+            if key in env:
+                os.environ[key] = env[key]
+            else:
+                os.environ.pop(key, None)

@@ -141,6 +141,14 @@ def module_digest(model: nn.Module) -> str:
     return h.hexdigest()[:20]
 
 
+def numerics() -> dict:
+    """What decides a CPU's floating-point bits besides the code: PyTorch's vector kernels (AVX2,
+    AVX-512, ...) and the settings that pin MKL's and oneDNN's code paths (tools/numerics.py).
+    Part of every cache key: a model trained with other kernels is another model."""
+    return {"capability": torch.backends.cpu.get_cpu_capability(),
+            **{k: os.environ.get(k) for k in ("MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}}
+
+
 def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: dict,
                   cache: bool = True, threads: int | None = None) -> tuple[nn.Module, dict]:
     """``train()`` trains ``model`` (freshly initialised) in place and returns its history; with
@@ -149,7 +157,7 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
 
     The file's key covers ``key`` (what the caller knows changes the result: steps, learning rate,
     data, ...), the model's structure, initial weights and buffers (``module_digest``), the torch
-    version, the device and the thread count.
+    version, the device, the thread count and, on a CPU, the kernels' ``numerics()``.
     ``threads`` (an int) trains with that many CPU threads, then restores the setting: small models
     train as fast on one thread, and then the weights do not depend on OMP_NUM_THREADS.
     Returns ``(model, history)``, the model in eval mode; ``history["cached"]`` says which happened.
@@ -167,7 +175,8 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
     device = next(model.parameters()).device
     parts = {"key": key, "init": module_digest(model),
              "torch": torch.__version__, "device": str(device),
-             "threads": threads if threads is not None else torch.get_num_threads()}
+             "threads": threads if threads is not None else torch.get_num_threads(),
+             "numerics": numerics() if device.type == "cpu" else None}
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
     folder = cache_folder()
     path = folder / f"{name}-{digest[:20]}.pt"

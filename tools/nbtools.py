@@ -11,11 +11,17 @@ Use `python3 tasks.py execute ...`, which runs this inside the project's virtual
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
 import tomllib
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tools import numerics  # noqa: E402 - the repository root is on the path only from here
+
+_ENV = dict(os.environ)  # the caller's environment, before a notebook's numerics are set
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIRS = ("notebooks", "solutions")
@@ -188,6 +194,8 @@ def execute(path: Path) -> float:
     clean(nb)
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
                                  "name": "python3"}
+    os.environ.clear()
+    os.environ.update(numerics.for_notebook(path.name, _ENV))  # the kernel inherits it
     start = time.perf_counter()
     client = NotebookClient(nb, kernel_name="python3", timeout=600, record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
