@@ -5,14 +5,18 @@ A notebook that trains a model stores numbers (losses, accuracies, which date a 
 that nbval compares on every run. Training magnifies the last bit of a float: PyTorch picks its
 vector kernels by what the processor offers (AVX2 or AVX-512) and MKL, its matrix library, picks
 its own code path by processor model and vendor, so the same seed trained on an Intel machine with
-AVX-512 and on an AMD machine gives different models (measured: notebook 13's GQA model ends with
-its largest attention logit at 2.4 on one and 16.5 on another). Three settings make every x86-64
-processor with AVX2 compute the same bits:
+AVX-512 and on another processor gives different models (measured on this project's machines:
+notebook 13's GQA model ended with its largest attention logit at 2.4 on one and 16.5 on the
+other). Three settings are meant to make every x86-64 processor with AVX2 compute the same bits:
 
 - ``ATEN_CPU_CAPABILITY=avx2``: PyTorch's own kernels use AVX2, whatever more the CPU has;
 - ``MKL_CBWR=COMPATIBLE``: MKL's "conditional numerical reproducibility" on its SSE2 path, the one
   branch documented to agree across processor vendors;
 - ``ONEDNN_MAX_CPU_ISA=AVX2``: the same cap for oneDNN.
+
+Checked on an AVX-512 machine: pinned, a model trains to the same bits as with MKL further
+restricted to AVX2 (``MKL_ENABLE_INSTRUCTIONS=AVX2``, what an AVX2-only processor offers); the
+agreement across vendors is what MKL documents for its COMPATIBLE branch.
 
 The cost is speed where large matrix products dominate (MKL's SSE2 path); the small models of
 notebooks 00-14 train about 1.4x slower. Notebook 15 trains nothing: what it prints depends only
