@@ -5,8 +5,15 @@ other draws.
   at p and after it, never before; checked for every p, seeds 0-4 (the notebook changes p = 4, seed 0).
 - Way 1 (renormalise after the softmax) equals way 2 (-inf before it) on ordinary scores.
 - Dropout (section 5): the mean over 4,000 samples is within 0.05 of every weight, the average row
-  sum within 0.02 of 1, and a single sample's rows do not all sum to 1; seeds 0-4, p = 0.5 (the
-  notebook) and p = 0.1.
+  sum within 0.02 of 1, and a single sample's rows do not all sum to 1; p = 0.5 (the notebook) and
+  p = 0.1.
+- The mean output over 4,000 dropout samples is within 4 standard errors (the draws' spread / sqrt(4000))
+  of the output without dropout, at three dropout seeds per draw. An absolute 0.05 was wrong: the
+  sampling error of the mean grows with |v| (at held-out seed 5, |v| up to 3.7, the gap reached
+  0.0664 with the notebook's dropout seed). Measured before writing: seeds 0-4, p = 0.5 and 0.1, ten
+  dropout seeds each (100 runs): largest gap 3.29 standard errors (3.83 % of the largest |output|);
+  held-out seeds 5-9, the same 100 runs: 3.83 standard errors, absolute gap up to 0.1531.
+Thresholds written from seeds 0-4 (WRITTEN_SEEDS), checked unchanged on 5-9 (HELD_OUT_SEEDS).
 The attention function is the notebook's own; its random embeddings and projections are redrawn.
 """
 
@@ -17,8 +24,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from notebook_code import notebook_definitions
-
-SEEDS = (0, 1, 2, 3, 4)
+from seed_sets import ALL_SEEDS, seed_id
 
 
 @functools.cache
@@ -37,7 +43,7 @@ def draw(seed: int):
     return ns, x, g
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_a_change_reaches_only_its_own_and_later_outputs(seed):
     ns, x, g = draw(seed)
     out, w = ns["attention"](x, ns["allowed"])
@@ -52,7 +58,7 @@ def test_a_change_reaches_only_its_own_and_later_outputs(seed):
 
 
 @pytest.mark.parametrize("p", [0.5, 0.1])
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_dropout_keeps_every_weight_on_average(seed, p):
     ns, x, _ = draw(seed)
     _, w = ns["attention"](x, ns["allowed"])
@@ -64,24 +70,24 @@ def test_dropout_keeps_every_weight_on_average(seed, p):
     assert int(torch.isclose(samples[0].sum(-1), torch.tensor(1.0)).sum()) < ns["L"]
 
 
-HELD_OUT = (5, 6, 7, 8, 9)  # not looked at while writing the thresholds below
-
-
 @pytest.mark.parametrize("p", [0.5, 0.1])
-@pytest.mark.parametrize("seed", SEEDS + HELD_OUT)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_dropout_keeps_the_mean_output_not_its_length(seed, p):
-    """Section 5 (issue 32: "the same size on average" was wrong): over 4,000 dropout samples the
-    average output A V is within 0.05 of the output without dropout, while every row's mean squared
-    length is larger with dropout (E|o|^2 = |E o|^2 + variance; exactly twice for row 0, whose one
-    weight becomes 0 or 2 at p = 0.5). Thresholds written from seeds 0-4, checked at 5-9."""
+    """Section 5: over 4,000 dropout samples the average output A V is within 4 standard errors of
+    the output without dropout, at three dropout seeds per draw (not the one seed a run happens to
+    pass with), while every row's mean squared length is larger with dropout (E|o|^2 = |E o|^2 +
+    variance; exactly twice for row 0, whose one weight becomes 0 or 2 at p = 0.5)."""
     ns, x, _ = draw(seed)
     _, w = ns["attention"](x, ns["allowed"])
     v = x @ ns["W_v"]  # (L, d_k)
-    torch.manual_seed(seed)
-    outs = torch.stack([F.dropout(w, p=p) for _ in range(4000)]) @ v  # (4000, L, d_k)
-    gap = (outs.mean(0) - w @ v).abs().max().item()
-    ratio = outs.pow(2).sum(-1).mean(0) / (w @ v).pow(2).sum(-1)  # (L,)
-    assert gap < 0.05, f"seed {seed}, p {p}: largest gap of the mean output {gap:.4f}"
-    assert (ratio > 1).all(), f"seed {seed}, p {p}: mean squared length ratios {ratio.tolist()}"
-    if p == 0.5:
-        assert abs(ratio[0].item() - 2) < 0.1, f"seed {seed}: row 0's ratio {ratio[0]:.4f}, expected 2"
+    for dropout_seed in (1000 * seed, 1000 * seed + 1, 1000 * seed + 2):
+        torch.manual_seed(dropout_seed)
+        outs = torch.stack([F.dropout(w, p=p) for _ in range(4000)]) @ v  # (4000, L, d_k)
+        std_err = outs.std(0) / math.sqrt(len(outs))  # (L, d_k)
+        gap = ((outs.mean(0) - w @ v).abs() / std_err).max().item()
+        ratio = outs.pow(2).sum(-1).mean(0) / (w @ v).pow(2).sum(-1)  # (L,)
+        where = f"seed {seed}, p {p}, dropout seed {dropout_seed}"
+        assert gap < 4, f"{where}: largest gap of the mean output {gap:.4f} standard errors"
+        assert (ratio > 1).all(), f"{where}: mean squared length ratios {ratio.tolist()}"
+        if p == 0.5:
+            assert abs(ratio[0].item() - 2) < 0.1, f"{where}: row 0's ratio {ratio[0]:.4f}, expected 2"
