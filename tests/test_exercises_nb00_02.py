@@ -180,6 +180,12 @@ def test_nb02_softmax_jacobian(capsys):
         with pytest.raises(AssertionError, match=r"got the same number -?0\.\d{4} everywhere off the diagonal: for "
                                                  r"a 1-D tensor, a @ a\.T is ONE number .* torch\.outer\(a, a\)"):
             nb02.check_softmax_jacobian(scalar_outer)
+    # a * a: the elementwise square, broadcast along the rows (one number per column), either sign
+    for squared in (lambda a: torch.diag(a) - a * a, lambda a: a * a - torch.diag(a)):
+        with pytest.raises(AssertionError, match=r"expected off-diagonal entries -a_i a_j, e\.g\. J\[1, 0\] = -?0\.\d{4}, "
+                                                 r"got -?0\.\d{4}, a_0 squared up to its sign: a \* a is the elementwise square .* "
+                                                 r"torch\.outer\(a, a\)"):
+            nb02.check_softmax_jacobian(squared)
     with pytest.raises(AssertionError, match=r"expected each column of J to sum to 0.*got column sums \[.*\]: check the sign"):
         nb02.check_softmax_jacobian(lambda a: torch.diag(a) + torch.outer(a, a))
     with pytest.raises(AssertionError, match=r"your signs are flipped \(a a\^T - diag\(a\)"):

@@ -28,6 +28,7 @@ import pytest
 import torch
 from notebook_code import notebook_definitions
 from seed_sets import ALL_SEEDS, seed_id
+
 DIMS = (4, 16, 64, 256, 1024)
 
 
