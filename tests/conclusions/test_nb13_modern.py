@@ -24,6 +24,15 @@ run once, unchanged):
 - At 4x: +0.026 to +0.137 at seeds 0-4, but -0.043, -0.048, -0.024, +0.060, -0.049 at seeds 5-9: the
   "worse at 4x" of seeds 0-4 failed on held-out seeds, so it is re-scoped to "not reliable".
 - Largest logit with QK-norm 4.50-5.15 at all ten seeds, below half of RoPE's (9.88-21.07) at all ten.
+
+Extension to held-out seeds (2026-12-06): the tests that ran at seeds 0, 1, 2 only (sharing kv heads,
+the window's cost and its control, the first token, streaming at 16x with windows 8 and 16, the
+largest logits, longer rows, PI/NTK, the Llama-style block) now run at seeds 0-9 with the same
+thresholds; every one held at every seed (models trained afresh on one thread). On those fresh models
+three older tests failed, which this extension did not change: QK-norm's 2x cost at seed 1 (-0.0023),
+GQA's logit range over seeds 0-2 (2.39-6.18, not > 5) and the capped-offsets control at held-out
+seed 5 (+0.042, not > 0.05); the models differ from the ones these were written on (seed 0's GQA
+ends at 2.4 here, 16.5 in the notebook's stored run), so they are left for a decision, not re-tuned.
 """
 
 import functools
