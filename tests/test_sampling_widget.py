@@ -1,12 +1,14 @@
 """Notebook 12's sampling widget (its pure view, helpers.widgets.sampling), its figures
 (helpers.plots.gpt) and sample_sentences (helpers.gpt)."""
 
+import matplotlib.pyplot as plt
+import pytest
 import torch
 
 from helpers import GPT
 from helpers.data import toy_language as tl
 from helpers.gpt import sample_sentences
-from helpers.plots import loss_vs_entropy_plot, tradeoff_plot
+from helpers.plots import loss_vs_entropy_plot, quality_diversity_plot
 from helpers.widgets import (
     SamplingView,
     sampling_figure,
@@ -72,17 +74,28 @@ def test_sampling_view_never_offers_pad():
     assert float(view.probs[0]) == 0.0 and not any("<pad>" in s for s in view.samples)
 
 
-def test_loss_and_tradeoff_plots():
+def test_loss_plot():
     fig = loss_vs_entropy_plot({"step": [1, 2, 3], "loss": [3.0, 2.0, 1.5]}, 1.42, 1.45)
     ax = fig.axes[0]
     assert list(ax.lines[0].get_ydata()) == [3.0, 2.0, 1.5]
     assert list(ax.lines[1].get_ydata()) == [1.42, 1.42]
-    fig = tradeoff_plot([0.5, 1.0], [1.0, 0.9], [250, 290], "temperature", 300)
-    assert list(fig.axes[0].lines[0].get_ydata()) == [1.0, 0.9]
-    assert list(fig.axes[1].lines[0].get_ydata()) == [250, 290]
-    assert fig.axes[1].get_ylabel() == "distinct sentences (of 300)"
-    fig = tradeoff_plot([0.5], [1.0], [20], "top-p", 300, diversity_label="distinct shapes")
-    assert fig.axes[1].get_ylabel() == "distinct shapes (of 300)"
+
+
+def test_quality_diversity_plot_draws_parsed_shapes_under_the_grammars_ceiling():
+    fig = quality_diversity_plot([0.1, 0.5, 2.0], [1.0, 1.0, 0.4], [13, 24, 19], "temperature $\\tau$", 24)
+    left, right = fig.axes
+    assert list(left.lines[0].get_ydata()) == [1.0, 1.0, 0.4]
+    assert left.get_ylabel() == "share that parses" and left.get_xlabel() == "temperature $\\tau$"
+    shapes, ceiling = right.lines
+    assert list(shapes.get_ydata()) == [13, 24, 19] and shapes.get_label() == "shapes among parsed samples"
+    assert list(ceiling.get_ydata()) == [24, 24] and ceiling.get_linestyle() == "--"  # a horizontal line
+    assert ceiling.get_label() == "the grammar's 24 shapes"
+    assert right.get_ylabel() == "shapes among parsed samples" and right.get_ylim()[1] > 24  # the ceiling in view
+    legend = [t.get_text() for t in right.get_legend().get_texts()]
+    assert legend == ["share that parses", "shapes among parsed samples", "the grammar's 24 shapes"]
+    with pytest.raises(ValueError, match="one of each per value"):
+        quality_diversity_plot([0.1, 0.5], [1.0], [13, 24], "top-p", 24)
+    plt.close("all")
 
 
 def test_widget_builds_and_redraws():

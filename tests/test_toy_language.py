@@ -106,6 +106,19 @@ def test_shape():
     assert tl.shape("the elephant") == "DET elephant"
 
 
+def test_the_grammar_has_24_shapes_and_samples_use_exactly_them():
+    """Subject: 2 noun phrases (with or without an adjective), alone or with a relative clause whose
+    verb phrase takes 3 shapes (intransitive, transitive with an object of 2 shapes): 2 + 2 x 3 = 8;
+    times 3 shapes of the main verb phrase: 24. Every sampled sentence has one of them, and 5,000
+    samples meet all 24; a broken sample can have a shape outside them."""
+    all_shapes = tl.shapes()
+    assert len(all_shapes) == 24
+    assert "DET ADJ N VT DET N ." in all_shapes and "DET N that VI VI ." in all_shapes
+    assert {tl.shape(s) for s in tl.sentences(5000, seed=3)} == all_shapes
+    assert tl.shape("a small mouse sees sleeps.") not in all_shapes  # a broken sample's shape
+    assert tl.shape("the cats sleeps.") in all_shapes and not tl.is_sentence("the cats sleeps.")  # agreement
+
+
 # ---------------------------------------------------------------- what packing leaks
 def test_length_distribution_is_exact():
     from helpers.data import toy_language as tl

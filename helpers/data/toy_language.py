@@ -50,6 +50,7 @@ __all__ = [
     "packed_best_loss",
     "sentences",
     "shape",
+    "shapes",
     "tokenize",
 ]
 
@@ -163,6 +164,27 @@ def shape(text: str) -> str:
     """The sentence's word classes: 'the big cat chased a mouse.' -> 'DET ADJ N VT DET N .'
     (unknown words are kept as they are). Counts structure, whatever nouns and verbs were chosen."""
     return " ".join(_CLASSES.get(w, w) for w in tokenize(text))
+
+
+@functools.cache
+def _shapes_of(sym: str) -> frozenset[tuple[str, ...]]:
+    """Every sequence of word classes that ``sym`` can derive (a word gives its class)."""
+    if sym not in GRAMMAR:
+        return frozenset({(_CLASSES[sym],)})
+    out: set[tuple[str, ...]] = set()
+    for _, rhs in GRAMMAR[sym]:
+        partial: set[tuple[str, ...]] = {()}
+        for s in rhs:
+            partial = {a + b for a in partial for b in _shapes_of(s)}
+        out |= partial
+    return frozenset(out)
+
+
+def shapes() -> frozenset[str]:
+    """Every shape (``shape``) a sentence of the language can have, e.g. 'DET ADJ N VT DET N .':
+    the structure the grammar allows, whatever nouns and verbs fill it (24 of them). A sample whose
+    shape is not among them is not a sentence; one whose shape is may still break agreement."""
+    return frozenset(" ".join(classes) for classes in _shapes_of("S"))
 
 
 # ---------------------------------------------------------------- generator

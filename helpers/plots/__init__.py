@@ -15,7 +15,7 @@ Figures sit on top of the blocks: they take tensors and histories, and no block 
 """
 
 from .efficient import cost_plot, online_softmax_figure
-from .gpt import accuracy_curves_plot, loss_vs_entropy_plot, tradeoff_plot
+from .gpt import accuracy_curves_plot, loss_vs_entropy_plot, quality_diversity_plot
 from .induction import (
     composition_plot,
     icl_score_plot,
@@ -69,9 +69,9 @@ __all__ = [
     "path_ablation_plot",
     "per_position_plot",
     "previous_token_by_position_plot",
+    "quality_diversity_plot",
     "scores_over_training_plot",
     "sink_plot",
-    "tradeoff_plot",
     "training_curves",
     "use_tutorial_style",
     "weight_bars",

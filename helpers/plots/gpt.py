@@ -4,7 +4,7 @@ sampling."""
 
 from __future__ import annotations
 
-__all__ = ["accuracy_curves_plot", "loss_vs_entropy_plot", "tradeoff_plot"]
+__all__ = ["accuracy_curves_plot", "loss_vs_entropy_plot", "quality_diversity_plot"]
 
 
 def loss_vs_entropy_plot(history: dict, entropy: float, val_loss: float | None = None, ax=None):
@@ -24,12 +24,16 @@ def loss_vs_entropy_plot(history: dict, entropy: float, val_loss: float | None =
     return ax.figure
 
 
-def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None,
-                  diversity_label: str = "distinct sentences"):
-    """Share of samples that parse (left axis) and a diversity count, e.g. the number of distinct
-    sentences (right axis), against temperature or top-p."""
+def quality_diversity_plot(values, parse_share, parsed_shapes, xlabel: str, ceiling: int, ax=None):
+    """The quality–diversity trade-off of sampling, against temperature or top-p: the share of
+    samples that parse (left axis), and the number of distinct shapes among the samples that parse
+    (right axis) under the language's own number of shapes, ``ceiling``, drawn as a dashed line
+    (no correct sample can add a shape beyond it; broken samples are not counted as diversity)."""
     import matplotlib.pyplot as plt
 
+    if len(parse_share) != len(values) or len(parsed_shapes) != len(values):
+        raise ValueError(f"quality_diversity_plot: {len(values)} values, {len(parse_share)} shares and "
+                         f"{len(parsed_shapes)} shape counts; give one of each per value")
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3))
     ax.plot(values, parse_share, marker="o", color="C0", label="share that parses")
@@ -37,9 +41,12 @@ def tradeoff_plot(values, parse_share, distinct, xlabel: str, n: int, ax=None,
     ax.set_xlabel(xlabel)
     ax.set_ylabel("share that parses", color="C0")
     twin = ax.twinx()
-    twin.plot(values, distinct, marker="s", color="C1", label=diversity_label)
-    twin.set_ylim(0, n * 1.05)
-    twin.set_ylabel(f"{diversity_label} (of {n})", color="C1")
+    twin.plot(values, parsed_shapes, marker="s", color="C1", label="shapes among parsed samples")
+    twin.axhline(ceiling, color="black", linestyle="--", lw=1, label=f"the grammar's {ceiling} shapes")
+    twin.set_ylim(0, ceiling * 1.15)
+    twin.set_ylabel("shapes among parsed samples", color="C1")
+    handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    twin.legend(handles=handles, loc="lower right")
     return ax.figure
 
 

@@ -24,6 +24,15 @@ run once, unchanged):
 - At 4x: +0.026 to +0.137 at seeds 0-4, but -0.043, -0.048, -0.024, +0.060, -0.049 at seeds 5-9: the
   "worse at 4x" of seeds 0-4 failed on held-out seeds, so it is re-scoped to "not reliable".
 - Largest logit with QK-norm 4.50-5.15 at all ten seeds, below half of RoPE's (9.88-21.07) at all ten.
+
+Extension to held-out seeds (2026-12-06): the tests that ran at seeds 0, 1, 2 only (sharing kv heads,
+the window's cost and its control, the first token, streaming at 16x with windows 8 and 16, the
+largest logits, longer rows, PI/NTK, the Llama-style block) now run at seeds 0-9 with the same
+thresholds; every one held at every seed (models trained afresh on one thread). On those fresh models
+three older tests failed, which this extension did not change: QK-norm's 2x cost at seed 1 (-0.0023),
+GQA's logit range over seeds 0-2 (2.39-6.18, not > 5) and the capped-offsets control at held-out
+seed 5 (+0.042, not > 0.05); the models differ from the ones these were written on (seed 0's GQA
+ends at 2.4 here, 16.5 in the notebook's stored run), so they are left for a decision, not re-tuned.
 """
 
 import functools
@@ -33,13 +42,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 from notebook_code import notebook_definitions
+from seed_sets import ALL_SEEDS, HELD_OUT_SEEDS, WRITTEN_SEEDS, seed_id
 
 from helpers.experiments import train_modern
 from helpers.positional import apply_rope
 
-SEEDS = (0, 1, 2)
-FIVE = (0, 1, 2, 3, 4)
-HELD_OUT = (5, 6, 7, 8, 9)  # not looked at when a threshold below was written from seeds 0-4
+SEEDS = (0, 1, 2)  # the limits ("at one seed of three") were found at these
+FIVE = WRITTEN_SEEDS  # 0-4: every threshold below was written from these (most from 0, 1, 2)
+HELD_OUT = HELD_OUT_SEEDS  # 5-9: not looked at when a threshold was written; checked unchanged
 NAMES = ["MHA", "GQA", "MQA", "sinusoidal", "RoPE", "RoPE + QK-norm", "sinusoidal, balanced", "Llama-style"]
 
 
@@ -63,14 +73,14 @@ def val_loss(m, n=32):
     return nb()["val_loss"](m, n)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_sharing_kv_heads_costs_nothing_measurable(seed):
     """Section 3: MHA, GQA (2 kv heads) and MQA (1) end within 0.05 nats/token of each other."""
     losses = [val_loss(model(name, seed)) for name in ("MHA", "GQA", "MQA")]
     assert max(losses) - min(losses) < 0.05, losses
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_a_window_costs_the_learned_model_even_where_nothing_left_it(seed):
     """Section 4's control: on positions whose whole sentence (and the '.' before it) lies inside a
     window of 8, the learned-position model still loses more than 0.2 nats/token with the window,
@@ -85,7 +95,7 @@ def test_a_window_costs_the_learned_model_even_where_nothing_left_it(seed):
     assert cost["MHA"] > 0.2 and cost["RoPE"] < 0.02, cost
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_no_attention_parked_on_the_first_token(seed):
     """Section 5: no layer of the learned-position or the RoPE model puts even twice the uniform
     share of its attention on position 0 (queries from position 8 on)."""
@@ -94,7 +104,7 @@ def test_no_attention_parked_on_the_first_token(seed):
         assert max(weights) < 2 * uniform, (name, weights, uniform)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_streaming_16x_with_a_window_and_where_sinks_sit(seed):
     """Section 5: on rows of 512 tokens (16x the training length), the RoPE model with full
     attention is > 0.15 above the window at positions 96-127; with a window of 8 every bin of 32
@@ -117,7 +127,7 @@ def test_streaming_16x_with_a_window_and_where_sinks_sit(seed):
         assert sum(stream[(4, "absolute")][1:]) > sum(stream[(4, "cache")][1:])
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_qk_norm_halves_the_largest_logit_and_sinusoidal_ends_highest(seed):
     """Section 6: the final largest logit of RoPE + QK-norm is below half of RoPE's; the sinusoidal
     model's is the largest of the six."""
@@ -126,7 +136,7 @@ def test_qk_norm_halves_the_largest_logit_and_sinusoidal_ends_highest(seed):
     assert max(final, key=final.get) == "sinusoidal", final
 
 
-@pytest.mark.parametrize("seed", FIVE + HELD_OUT)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_with_qk_norm_the_largest_logit_ends_near_5_below_half_of_ropes(seed):
     """Section 6: "with QK-norm the RoPE model's largest logit ended near 5, under its bound, at every
     seed (between 4 and 5.5 at five seeds)", below half of the RoPE model's without it; written from
@@ -135,7 +145,7 @@ def test_with_qk_norm_the_largest_logit_ends_near_5_below_half_of_ropes(seed):
     assert 4 < qk < 5.5 and qk < 0.5 * rope, (qk, rope)
 
 
-@pytest.mark.parametrize("seed", FIVE + HELD_OUT)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_what_qk_norm_costs_in_loss(seed):
     """Section 6: at the trained length the RoPE model with and without QK-norm are within 0.01
     nats/token; at 2x the loss is higher with QK-norm. Written from seeds 0-4 (1x: within 0.0021;
@@ -164,7 +174,7 @@ def test_without_a_norm_notebook_12s_logits_are_not_reliably_small():
     assert max(gqa) - min(gqa) > 5, gqa
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_longer_rows_than_in_training(seed):
     """Section 7: every model is worse at 4x than 1x; RoPE is the best of four at 2x; the balanced
     sinusoidal model beats notebook 09's scaling at 1x; RoPE with a window of 8 beats full RoPE at 4x
@@ -228,7 +238,7 @@ def _capped_offsets_loss(rope_model, n, cap=31):
     return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100).item()
 
 
-@pytest.mark.parametrize("seed", FIVE + HELD_OUT)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_unseen_offsets_alone_do_not_explain_what_hurts_rope_at_4x(seed):
     """Section 7's control: the window's flat loss might come from removing unseen offsets or from
     removing far keys. Keeping every key but computing every offset beyond 31 as 31 leaves the loss
@@ -239,7 +249,7 @@ def test_unseen_offsets_alone_do_not_explain_what_hurts_rope_at_4x(seed):
     assert _capped_offsets_loss(rope, 128) - val_loss(rope, 32) > 0.05
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_the_llama_style_block_matches_rope_with_fewer_parameters(seed):
     """Section 9: at the trained length the Llama-style model is within 0.02 of the RoPE model and
     below notebook 12's, with the fewest parameters of the three."""
