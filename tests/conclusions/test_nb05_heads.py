@@ -1,12 +1,14 @@
 """Notebook 05, section 8: on a task that needs the first and the previous token at once, two heads
 of width 8 learn it quickly, one head of width 16 with the same parameters learns it far more
 slowly and is still behind after ten times the steps, and one head learns either relation alone
-quickly (the control for the explanation "two relations in one weighted average"), and one head with an
-MLP read-out learns both in 150 steps in 9 of 10 seeds (the control that locates the difficulty in the
-linear read-out: the one weighted average holds both tokens).
+quickly (the control for the explanation "two relations in one weighted average"), and new MLP read-outs
+on the trained single head, its attention frozen, name both tokens wherever the head had split its
+weight (the control that locates the difficulty in the linear read-out: the one weighted average
+holds both tokens).
 
-Seeds 1-4 here; seed 0 is the notebook's own run, checked by its claims (nothing trains twice);
-seed 6 for the failure the prose mentions (the single head locks onto the first token).
+Seeds 1-4 (written) and held-out 5-9 here; seed 0 is the notebook's own run, checked by its claims
+(nothing trains twice). Seed 6 is the failure the prose mentions (the single head locks onto the
+first token), so the 1,500-step test leaves it out and a test of its own checks it.
 Variations: 150 steps (the notebook) and 1,500 steps (its "ten times the training"). Control: one
 head trained on one relation only. The code is the notebook's own (tests/notebook_code.py).
 
@@ -14,21 +16,28 @@ Measured before the prose was written (seeds 0-9): after 150 steps two heads 1.0
 head 0.20-0.70; after 1,500 steps one head 0.86-0.91 (0.23 for seed 6, which never learns the
 previous token); after 5,000 steps one head at most 0.96, two heads 1.000 from step 100 on.
 
-The MLP read-out (issue 32; one hidden layer of 128 units, 150 steps, the notebook's code): written
-from seeds 0-4 (both right 0.9964, 0.9239, 0.9867, 0.9890, 0.9686: threshold "more than 0.85"), then
-checked unchanged at held-out seeds 5-9: 0.9576, 0.9637, 1.0000, 0.9521, and 0.1900 at seed 9, where
-the head settled on the previous token alone (first 0.19, previous 1.00). The prose was re-scoped to
-"9 of the 10 seeds we tried"; the test below asserts exactly that over seeds 1-9 (seed 0 is the
-notebook's own run). A hidden layer of 64 units locked onto one relation in 4 of 10 seeds, 256 units
-in none of 0-4 (0.93-1.00): the width matters, the notebook uses 128.
+The MLP read-out control (one hidden layer of 128 units): the single head trained with linear
+read-outs for 150 steps, its embeddings and attention frozen, new MLP read-outs trained for 150 steps.
+Measured at seeds 0-9, pinned kernels / unpinned (plain python on an AVX-512 machine): both right
+0.9670/0.9577, 0.9283/0.9267, 0.9239/0.9240, 0.8206/0.8179, 0.9657/0.9647 (seeds 0-4: thresholds
+"more than 0.75" and "at least 0.2 above its linear read-outs", smallest gain 0.30), then held-out
+0.9379/0.9360, 0.2081/0.2033 (seed 6: the linear head had settled on the first token), 0.9309/0.9316
+(gain 0.23), 0.9243/0.9246, 0.9581/0.9579. Fresh *linear* read-outs on the frozen head stay near the
+original (0.41-0.74). The earlier control, an MLP read-out trained from scratch for 150 steps, moved
+with the kernels (seed 0: 0.9894 pinned, 0.8990 unpinned; seed 3 0.9883 / 0.8697) and settled on one
+relation at seed 9; it is no longer in the notebook.
 """
 
+import copy
 import functools
 
 import pytest
 from notebook_code import notebook_definitions
+from seed_sets import ALL_SEEDS, seed_id
 
-SEEDS = (1, 2, 3, 4)
+from helpers import seed_everything
+
+SEEDS = ALL_SEEDS[1:]  # seed 0 is the notebook's own run
 
 
 @functools.cache
@@ -46,7 +55,7 @@ def accuracy(num_heads: int, steps: int, seed: int, relations=("first", "previou
                                                      mlp_width=mlp_width))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", SEEDS, ids=seed_id)
 def test_two_heads_learn_both_relations_in_150_steps_one_head_each(seed):
     ns = nb()
     model = ns["train_two_relations"](2, steps=150, seed=seed)
@@ -61,7 +70,7 @@ def test_two_heads_learn_both_relations_in_150_steps_one_head_each(seed):
         f"{prev_share.tolist()}")
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", SEEDS, ids=seed_id)
 def test_one_head_of_the_same_size_is_far_behind_after_150_steps(seed):
     ns = nb()
     assert ns["n_params"](ns["TwoRelationModel"](1)) == ns["n_params"](ns["TwoRelationModel"](2))
@@ -70,7 +79,7 @@ def test_one_head_of_the_same_size_is_far_behind_after_150_steps(seed):
     assert min(first, previous) < 0.9, f"seed {seed}: one head at {first:.4f} / {previous:.4f}"
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", [s for s in SEEDS if s != 6], ids=seed_id)
 def test_one_head_is_slower_not_unable_and_still_behind_after_1500_steps(seed):
     both_150 = accuracy(1, 150, seed)[0]
     both_1500 = accuracy(1, 1500, seed)[0]
@@ -78,7 +87,7 @@ def test_one_head_is_slower_not_unable_and_still_behind_after_1500_steps(seed):
     assert both_1500 < 0.95, f"seed {seed}: one head reaches {both_1500:.4f} after 1,500 steps"
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", SEEDS, ids=seed_id)
 def test_control_one_head_learns_either_relation_alone_in_150_steps(seed):
     only_first = accuracy(1, 150, seed, relations=("first",))[1]
     only_previous = accuracy(1, 150, seed, relations=("previous",))[2]
@@ -86,7 +95,7 @@ def test_control_one_head_learns_either_relation_alone_in_150_steps(seed):
         f"seed {seed}: one head trained on one relation: first {only_first:.4f}, previous {only_previous:.4f}")
 
 
-@pytest.mark.parametrize("seed", [*SEEDS, 6])
+@pytest.mark.parametrize("seed", SEEDS, ids=seed_id)
 def test_the_single_head_splits_its_weight_or_gives_up_a_relation(seed):
     """The explanation: one weighted average must serve both relations, so after 150 steps the
     single head either shares its weight between the first and the previous token, or it serves
@@ -107,25 +116,37 @@ def test_some_runs_lock_the_single_head_onto_one_relation():
     assert first >= 0.99 and previous < 0.5, f"seed 6: first {first:.4f}, previous {previous:.4f}"
 
 
-WRITTEN_FROM, HELD_OUT = (1, 2, 3, 4), (5, 6, 7, 8, 9)
+@functools.cache
+def linear_head(seed: int):
+    """The single head with linear read-outs after 150 steps: (model, accuracies, weight split)."""
+    ns = nb()
+    model = ns["train_two_relations"](1, steps=150, seed=seed)
+    model(ns["test_ids"])
+    split = [ns["share_on"](model.attn.attn_weights, r)[0].item() for r in ("first", "previous")]
+    return model, ns["accuracy"](model), split
 
 
-def test_control_one_head_with_an_mlp_read_out_learns_both_in_9_of_10_seeds():
-    """The notebook: "with an MLP read-out, one head names both tokens at more than 85 % of
-    positions after 150 steps ... in 9 of the 10 seeds we tried; in the tenth the head settled on
-    the previous token alone". Seed 0 is the notebook's run; seeds 1-4 wrote the threshold, 5-9 are
-    held out. Every seed that misses 85 % must be one that settled on one relation (one at 99 % or
-    more, the other below 50 %), and at most one of the nine may miss. Where it learned both, it is
-    more than 10 points above the same head with linear read-outs (the notebook's second claim)."""
-    results = {seed: accuracy(1, 150, seed, mlp_width=128) for seed in WRITTEN_FROM + HELD_OUT}
-    misses = {seed: r for seed, r in results.items() if r[0] <= 0.85}
-    shown = {seed: [round(v, 4) for v in r] for seed, r in results.items()}
-    assert not set(misses) & set(WRITTEN_FROM), f"a seed the threshold was written from misses it: {shown}"
-    assert len(misses) <= 1, f"more than one seed in 10 misses 85 % with the MLP read-out: {shown}"
-    for seed, (_, first, previous) in misses.items():
-        assert max(first, previous) >= 0.99 and min(first, previous) < 0.5, (
-            f"seed {seed} misses 85 % without settling on one relation: {shown[seed]}")
-    for seed in set(results) - set(misses):
-        linear = accuracy(1, 150, seed)[0]
-        assert results[seed][0] > linear + 0.1, f"seed {seed}: MLP {shown[seed]}, linear {linear:.4f}"
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_control_new_mlp_read_outs_on_the_frozen_head_name_both_tokens_where_it_split_its_weight(seed):
+    """The notebook's cells: copy the trained head, freeze it, new MLP read-outs (128 units), 150
+    steps. Where the head split its weight (more than 25 % on each token): more than 75 % both right
+    and at least 20 points above its linear read-outs. Where it had settled on one token (seed 6),
+    the mixture lacks the other and no read-out finds it (both right below 50 %)."""
+    ns = nb()
+    model, (linear_both, _, _), split = linear_head(seed)
+    probe = copy.deepcopy(model).requires_grad_(False)
+    seed_everything(seed)
+    probe.read_first, probe.read_prev = ns["read_out"](128), ns["read_out"](128)
+    ns["fit_two_relations"](probe, steps=150, seed=seed)
+    both = ns["accuracy"](probe)[0]
+    if min(split) > 0.25:
+        assert both > 0.75, f"seed {seed}: frozen head + MLPs {both:.4f} (split {split})"
+        assert both > linear_both + 0.2, f"seed {seed}: MLPs {both:.4f}, linear {linear_both:.4f}"
+    else:
+        assert both < 0.5, f"seed {seed}: split {split}, yet MLPs name both at {both:.4f}"
 
+
+def test_the_head_splits_its_weight_in_9_of_seeds_0_to_9_not_at_seed_6():
+    """The notebook: "9 of seeds 0 to 9 ... in the tenth (seed 6) it had settled on the first token"."""
+    unsplit = [seed for seed in ALL_SEEDS if min(linear_head(seed)[2]) <= 0.25]
+    assert unsplit == [6], unsplit

@@ -11,8 +11,15 @@ and 4 have their own tests below.
 
 Held-out seeds: the doubling statement was written from the triples inside seeds 0-4 and is checked
 unchanged on the triples (5, 6, 7) and (7, 8, 9); section 3's He-initialisation thresholds (plain
-between 0.01 and 10 x |g|, residual above 20 x |g|) were written from seeds 0-4 (plain 0.57-2.02,
-residual 39-162) and are checked unchanged on seeds 5-9 (measured: plain 0.12-1.47, residual 33-84).
+between 0.01 and 10 x |g|, residual above 20 x |g|) were written from seeds 0-4 and are checked
+unchanged on seeds 5-9, with the notebook's own ``he_ratios`` (its input x, fresh sublayers and g
+per seed; seed 0 is the notebook's draw): seeds 0-4 plain 0.62-1.35, residual 45.5-171.3; seeds 5-9
+plain 0.13-1.61, residual 47.3-66.8 (the same with and without the pinned kernels).
+
+The doubling finding is claimed for ten-seed averages: an independent reader found it failing for
+6 of 28 consecutive triples of seeds 10-39 at d_model 32 (e.g. seeds 16-18: 2 layers 0.1027 < 4
+layers 0.1088) and narrowly for seeds 30-34, while ten-seed averages held in blocks 0-9, 10-19,
+20-29 and 30-39; the notebook now says so.
 The exploration before the rewrite: the old "8 and 16 layers always below 2 layers" failed at single
 seeds 13, 18, 27, 33, 34 (d_model 32) and 30 (d_model 64) of seeds 0-39; the three-seed averages
 rose between neighbouring depths in every triple (seeds 0-2: 4->5, 6->7, 8->9, 9->10, 11->12, 15->16).
@@ -25,6 +32,8 @@ import math
 
 import pytest
 import torch
+from notebook_code import notebook_definitions
+from seed_sets import ALL_SEEDS, seed_id
 from torch import nn
 
 from helpers import FeedForward, PositionalEncoding, seed_everything
@@ -93,6 +102,20 @@ def test_pre_ln_top_layer_gradient_shrinks_from_2_to_4_to_8_layers_for_three_see
 def test_pre_ln_top_layer_gradient_falls_at_every_doubling_written_on_0_4_held_out_5_9(width, seeds):
     top = {n: averaged(n, True, width, seeds)[-1] for n in (2, 4, 8, 16)}
     assert top[2] > top[4] > top[8] > top[16], top
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("block", range(4))
+def test_pre_ln_top_layer_gradient_falls_at_every_doubling_for_ten_seed_averages(width, block):
+    """The notebook's finding 3 as claimed: ten-seed averages, blocks 0-9 (its cell), 10-19, 20-29, 30-39."""
+    seeds = tuple(range(10 * block, 10 * block + 10))
+    top = {n: averaged(n, True, width, seeds)[-1] for n in (2, 4, 8, 16)}
+    assert top[2] > top[4] > top[8] > top[16], top
+
+
+def test_three_seed_averages_can_break_the_doubling_rule():
+    """The notebook's example: d_model 32, seeds 16-18, 4 layers above 2."""
+    assert averaged(4, True, 32, (16, 17, 18))[-1] > averaged(2, True, 32, (16, 17, 18))[-1]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -165,13 +188,26 @@ def test_twelve_plain_sublayers_vanish_each_shrinks_and_the_residual_stack_keeps
     assert 0.5 < res[0] / g < 2
 
 
-@pytest.mark.parametrize("seed", range(10))
+@functools.cache
+def nb07():
+    return notebook_definitions("07_encoder", "words", "src", "d_model", "embed", "pos", "x", "FeedForward",
+                                "grad_norms", "he_init", "he_ratios")
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_the_vanishing_is_the_default_initialisations_with_he_init_plain_keeps_it_residual_grows(seed):
-    """The control of "without the shortcuts the gradient has vanished": He initialisation.
-    Thresholds written from seeds 0-4, seeds 5-9 held out."""
-    plain, res, g = residual_and_plain(seed, 12, he=True)
-    assert 0.01 < plain[0] / g < 10
-    assert res[0] / g > 20
+    """The control of "without the shortcuts the gradient has vanished": He initialisation, the
+    notebook's own he_ratios. Thresholds written from seeds 0-4, seeds 5-9 held out."""
+    plain, res = nb07()["he_ratios"](seed)
+    assert 0.01 < plain < 10
+    assert res > 20
+
+
+def test_the_notebooks_ten_draw_range_is_what_its_prose_quotes():
+    """The prose: "between 0.13 and 1.61 x |g| in the ten draws", residual "45 to 171 x |g|"."""
+    plains, residuals = zip(*(nb07()["he_ratios"](seed) for seed in range(10)), strict=True)
+    assert (round(min(plains), 2), round(max(plains), 2)) == (0.13, 1.61)
+    assert (round(min(residuals)), round(max(residuals))) == (45, 171)
 
 
 def test_the_order_of_g_is_scoped_to_twelve_sublayers_deeper_stacks_pass_2g():
