@@ -25,10 +25,11 @@ from collections.abc import Sequence
 
 import torch
 
-from .attention import padding_mask, target_mask
+from .attention import causal_mask, padding_mask, target_mask
 from .cache import load_or_train
 from .data.dates import (
     DATA_VERSION,
+    MONTH_WORDS,
     MONTHS,
     DateReading,
     check_date_text,
@@ -55,10 +56,13 @@ __all__ = [
     "exact_match_accuracy",
     "make_translator",
     "model_input",
+    "output_probability",
+    "part_positions",
     "reading_note",
     "rules_reading",
     "train_translator",
     "translate",
+    "translate_hiding",
     "translation_message",
     "translator_data",
 ]
@@ -227,6 +231,87 @@ def attention_maps(model, tokenizer, source: str, max_len: int = 12, *, order: s
     out_labels = [tokenizer.itos[i] for i in ys[0, 1:].tolist()]
     src_labels = tokenizer.pieces(text) if hasattr(tokenizer, "pieces") else list(text)
     return checked_answer(tokenizer.decode(ys[0].tolist()), expected), src_labels, out_labels, maps
+
+
+def part_positions(pieces: Sequence[str], iso: str) -> dict[str, int] | None:
+    """Where the year, month and day of ``iso`` ('2021-03-12') are written in a source's
+    ``pieces`` (the tokenizer's, order token first): {"year": i, "month": j, "day": k}, or None
+    when a part is written by no piece or by more than one (as in '03/03/2021'). A piece holds a
+    part when it writes its number ('2021', '21', "'21"; '03' or '3'; '12') or, for the month,
+    its name ('march', 'mar')."""
+    year, month, day = iso.split("-")
+
+    def holds(piece: str, label: str, is_month: bool) -> bool:
+        if is_month and piece in MONTH_WORDS:
+            return MONTH_WORDS[piece] == int(label)
+        digits = piece.lstrip("'")
+        if not digits.isdigit() or len(digits) > 4:
+            return False
+        return digits == label or int(digits) == int(label) % (100 if len(digits) <= 2 else 10**4)
+
+    found = {}
+    for name, label in (("year", year), ("month", month), ("day", day)):
+        where = [i for i, p in enumerate(pieces) if holds(p, label, name == "month")]
+        if len(where) != 1:
+            return None
+        found[name] = where[0]
+    return found if len(set(found.values())) == 3 else None
+
+
+def translate_hiding(model, sources: Sequence[str], tokenizer, hide: Sequence[Sequence[int]],
+                     max_len: int = 12) -> list[str]:
+    """What the model writes (greedy, like ``translate(..., raw=True)``) when its
+    cross-attention may not read some source pieces: ``hide[b]`` lists the piece indices (order
+    token = 0) of ``sources[b]`` that no decoder layer and no head may attend to. The encoder is
+    untouched, so what those pieces told the other pieces still reaches the decoder through them:
+    the intervention removes only the direct path. ``sources`` start with their order token."""
+    _check_tokenizer("translate_hiding", model, tokenizer)
+    if len(hide) != len(sources):
+        raise ValueError(f"translate_hiding: one list of pieces to hide per source, got {len(hide)} "
+                         f"for {len(sources)} sources")
+    device = next(model.parameters()).device
+    src = _pad([tokenizer.encode(s) for s in sources], tokenizer.pad_id).to(device)  # (B, Ls)
+    keep = padding_mask(src, tokenizer.pad_id)  # (B, 1, 1, Ls)
+    cross = keep.clone()
+    for b, positions in enumerate(hide):
+        cross[b, 0, 0, list(positions)] = False
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        memory = model.encode(src, keep, need_weights=False)  # (B, Ls, d_model)
+        ys = torch.full((len(sources), 1), tokenizer.bos_id, dtype=torch.long, device=device)  # (B, 1)
+        done = torch.zeros(len(sources), dtype=torch.bool, device=device)
+        for _ in range(max_len - 1):
+            logits = model.decode(ys, memory, cross, causal_mask(ys.shape[1], device=device),
+                                  need_weights=False)  # (B, Lt, V)
+            next_id = logits[:, -1].argmax(-1).masked_fill(done, tokenizer.eos_id)  # (B,)
+            ys = torch.cat([ys, next_id[:, None]], dim=1)  # (B, Lt + 1)
+            done |= next_id == tokenizer.eos_id
+            if done.all():
+                break
+    model.train(was_training)
+    return [tokenizer.decode(row) for row in ys.tolist()]
+
+
+def output_probability(model, sources: Sequence[str], outputs: Sequence[str], tokenizer) -> torch.Tensor:
+    """The probability the model gives each whole output: for ``outputs[b]`` (an ISO date, or
+    whatever the model wrote), the product over its tokens and the closing ``<eos>`` of the
+    probability of that token given the source and the tokens before it (teacher forcing).
+    ``sources`` start with their order token. Returns a (B,) float tensor."""
+    _check_tokenizer("output_probability", model, tokenizer)
+    device = next(model.parameters()).device
+    src = _pad([tokenizer.encode(s) for s in sources], tokenizer.pad_id).to(device)  # (B, Ls)
+    tgt = _pad([tokenizer.encode(o, add_bos=True, add_eos=True) for o in outputs],
+               tokenizer.pad_id).to(device)  # (B, Lt + 1)
+    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]  # (B, Lt) each
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        logits = model(src, tgt_in, padding_mask(src, tokenizer.pad_id),
+                       target_mask(tgt_in, tokenizer.pad_id), need_weights=False)  # (B, Lt, V)
+    model.train(was_training)
+    logp = torch.log_softmax(logits.float(), -1).gather(-1, tgt_out[..., None])[..., 0]  # (B, Lt)
+    return logp.masked_fill(tgt_out == tokenizer.pad_id, 0.0).sum(-1).exp()  # (B,)
 
 
 def cross_attention(model, tokenizer, source: str, max_len: int = 12, *, order: str | None = None):

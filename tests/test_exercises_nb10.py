@@ -21,8 +21,8 @@ def reference():
 def test_stubs_are_not_attempted(capsys):
     assert not nb10.check_without_positions(stub)
     assert not nb10.check_one_head(stub, reference())
-    assert not nb10.check_no_warmup(stub, ...)
-    assert not nb10.check_no_warmup(None, ...)
+    assert not nb10.check_warmup(stub, ...)
+    assert not nb10.check_warmup(None, ...)
     assert capsys.readouterr().out.count("not attempted yet") == 4
 
 
@@ -41,7 +41,9 @@ def test_without_positions(capsys):
     def forgets_to_return(model):
         model.pos.pe.zero_()
 
-    assert nb10.check_without_positions(right)
+    assert not nb10.check_without_positions(right)  # the accuracies are still to come
+    assert "without_positions is right. Now train both models" in capsys.readouterr().out
+    assert nb10.check_without_positions(right, (0.72, 0.51))
     with pytest.raises(AssertionError, match=r"still knows where each token is: expected .*"
                                              r"at most 1e-5\), got a difference of \d\.\d{4}") as err:
         nb10.check_without_positions(unchanged)
@@ -79,34 +81,62 @@ def test_one_head():
         nb10.check_one_head(build(1, vocab=31), ref)
 
 
-def hist(norm_first, final_loss, warmup=0, lr=1e-2):
-    return {"step": [100, 200], "loss": [2.0, final_loss], "lr": [lr, 0.0],
-            "config": {"norm_first": norm_first, "warmup_steps": warmup, "peak_lr": lr}}
+def test_without_positions_accuracies():
+    def right(model):
+        model.pos.pe.zero_()
+        return model
+
+    with pytest.raises(AssertionError, match=r"the model without positions came out ahead .*order, "
+                                             r"\(with positions, without\)"):
+        nb10.check_without_positions(right, (0.51, 0.72))  # the two swapped
+    with pytest.raises(AssertionError, match="measure the same model twice"):
+        nb10.check_without_positions(right, (0.72, 0.72))
+    with pytest.raises(AssertionError, match=r"take its \[0\]"):
+        nb10.check_without_positions(right, ((0.72, ["2021-03-12"]), (0.51, ["2021-12-03"])))
+    with pytest.raises(AssertionError, match="two fractions from 0 to 1"):
+        nb10.check_without_positions(right, (72, 51))  # percentages
+    with pytest.raises(AssertionError, match="two fractions from 0 to 1"):
+        nb10.check_without_positions(right, 0.72)
 
 
-def test_no_warmup():
-    runs = (hist(False, 1.9), hist(True, 0.9))
-    assert nb10.check_no_warmup(runs, "pre-LN")
-    assert nb10.check_no_warmup(lambda: runs, "pre-LN")
-    with pytest.raises(AssertionError, match=r"you answered 'post-LN', but .* the final loss was "
-                                             r"1\.9000 for post-LN and 0\.9000 for pre-LN"):
-        nb10.check_no_warmup(runs, "post-LN")
+def hist(norm_first, final_loss, warmup=0, lr=1e-2, steps=100):
+    return {"step": [50, 100], "loss": [2.0, final_loss], "lr": [lr, 0.0],
+            "config": {"norm_first": norm_first, "warmup_steps": warmup, "peak_lr": lr, "steps": steps}}
+
+
+def test_warmup():
+    runs = (hist(False, 2.4), hist(False, 2.0, warmup=30))
+    assert nb10.check_warmup(runs, "with warm-up")
+    assert nb10.check_warmup(lambda: runs, "with warm-up")
+    with pytest.raises(AssertionError, match=r"you answered 'without warm-up', but .* the final loss "
+                                             r"was 2\.4000 without warm-up and 2\.0000 with it"):
+        nb10.check_warmup(runs, "without warm-up")
     # The answer follows the learner's own evidence, not a stored result.
-    assert nb10.check_no_warmup((hist(False, 0.8), hist(True, 1.5)), "post-LN")
-    with pytest.raises(AssertionError, match="norm_first=False"):
-        nb10.check_no_warmup((hist(True, 1.9), hist(True, 0.9)), "pre-LN")
-    with pytest.raises(AssertionError, match="warmup_steps=100"):
-        nb10.check_no_warmup((hist(False, 1.9, warmup=100), hist(True, 0.9)), "pre-LN")
+    assert nb10.check_warmup((hist(False, 1.8), hist(False, 2.2, warmup=30)), "without warm-up")
+    # The old question, post-LN against pre-LN: two effects at once.
+    with pytest.raises(AssertionError, match="norm_first=True: both runs are post-LN"):
+        nb10.check_warmup((hist(False, 2.4), hist(True, 1.7, warmup=30)), "with warm-up")
+    with pytest.raises(AssertionError, match="norm_first=True: both runs are post-LN"):
+        nb10.check_warmup((hist(True, 2.4), hist(True, 1.7, warmup=30)), "with warm-up")
+    with pytest.raises(AssertionError, match="first run used warmup_steps=30"):
+        nb10.check_warmup((hist(False, 2.0, warmup=30), hist(False, 2.4)), "with warm-up")  # swapped
+    with pytest.raises(AssertionError, match="second run used warmup_steps=0 too"):
+        nb10.check_warmup((hist(False, 2.4), hist(False, 2.0)), "with warm-up")
     with pytest.raises(AssertionError, match="peak_lr=0.001"):
-        nb10.check_no_warmup((hist(False, 1.9), hist(True, 0.9, lr=1e-3)), "pre-LN")
+        nb10.check_warmup((hist(False, 2.4), hist(False, 2.0, warmup=30, lr=1e-3)), "with warm-up")
+    with pytest.raises(AssertionError, match="differ in peak_lr .* two effects at once"):
+        nb10.check_warmup((hist(False, 2.4), hist(False, 2.0, warmup=30, lr=5e-3)), "with warm-up")
+    with pytest.raises(AssertionError, match="differ in steps .* two effects at once"):
+        nb10.check_warmup((hist(False, 2.4), hist(False, 2.0, warmup=30, steps=200)), "with warm-up")
     with pytest.raises(AssertionError, match="too close to tell"):
-        nb10.check_no_warmup((hist(False, 0.95), hist(True, 0.9)), "pre-LN")
-    with pytest.raises(AssertionError, match='expected the answer "pre-LN" or "post-LN", got \'preLN\''):
-        nb10.check_no_warmup(runs, "preLN")
-    with pytest.raises(AssertionError, match=r"expected a pair \(post-LN history, pre-LN history\), "
-                                             r"got a dict"):
-        nb10.check_no_warmup(runs[0], "pre-LN")
+        nb10.check_warmup((hist(False, 2.05), hist(False, 2.0, warmup=30)), "with warm-up")
+    with pytest.raises(AssertionError, match='expected the answer "with warm-up" or "without warm-up", '
+                                             'got \'pre-LN\''):
+        nb10.check_warmup(runs, "pre-LN")
+    with pytest.raises(AssertionError, match=r"expected a pair \(history without warm-up, history with "
+                                             r"warm-up\), got a dict"):
+        nb10.check_warmup(runs[0], "with warm-up")
     with pytest.raises(AssertionError, match="got a tuple of length 3"):
-        nb10.check_no_warmup(runs + runs[:1], "pre-LN")
-    with pytest.raises(AssertionError, match="the first \\(post-LN\\) entry should be the dict .* got list"):
-        nb10.check_no_warmup(([1.9], runs[1]), "pre-LN")
+        nb10.check_warmup(runs + runs[:1], "with warm-up")
+    with pytest.raises(AssertionError, match="the first \\(no warm-up\\) entry should be the dict .* got list"):
+        nb10.check_warmup(([2.4], runs[1]), "with warm-up")

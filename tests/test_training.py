@@ -16,6 +16,7 @@ from helpers import (
     date_splits,
     exact_match_accuracy,
     label_smoothed_cross_entropy,
+    target_mask,
     train_seq2seq,
     warmup_lr,
 )
@@ -29,10 +30,13 @@ from helpers.translator import (
     cross_attention,
     make_translator,
     model_input,
+    output_probability,
+    part_positions,
     reading_note,
     rules_reading,
     train_translator,
     translate,
+    translate_hiding,
     translation_message,
 )
 from helpers.widgets import translator_view, translator_widget
@@ -575,3 +579,42 @@ def test_translator_view_title_fits_on_one_line_per_message():
         assert len(fig.axes[0].get_title().split("\n")) == lines, fig.axes[0].get_title()
         assert "layer 0, mean of heads" in fig.axes[0].get_ylabel()
         plt.close(fig)
+
+
+def test_part_positions_finds_each_part_once_or_says_none():
+    tok = date_tokenizer()
+    assert part_positions(tok.pieces("<dmy>friday, 12 march 2021"), "2021-03-12") == {
+        "year": 8, "month": 6, "day": 4}
+    assert part_positions(tok.pieces("<mdy>2014/feb/6"), "2014-02-06") == {"year": 1, "month": 3, "day": 5}
+    assert part_positions(tok.pieces("<mdy>sat, the 3rd of december '33"), "2033-12-03") == {
+        "year": 14, "month": 11, "day": 6}
+    assert part_positions(tok.pieces("<dmy>03/03/2021"), "2021-03-03") is None  # day = month
+    assert part_positions(tok.pieces("<dmy>21.12.21"), "2021-12-21") is None  # day = year's digits
+    assert part_positions(tok.pieces("<dmy>12 march"), "2021-03-12") is None  # no year
+
+
+def test_translate_hiding_nothing_is_translate_and_hiding_changes_the_input(trained):
+    model, tok, _, _, val = trained
+    sources = [s for s, _ in val[:20]]
+    raw = translate(model, sources, tok, raw=True)
+    assert translate_hiding(model, sources, tok, [[] for _ in sources]) == raw
+    hidden = translate_hiding(model, sources, tok, [range(1, len(tok.encode(s))) for s in sources])
+    assert len(hidden) == len(sources) and hidden != raw  # only the order token left to read
+    with pytest.raises(ValueError, match="one list of pieces to hide per source"):
+        translate_hiding(model, sources, tok, [[1]])
+
+
+def test_output_probability_is_the_product_of_the_token_probabilities(trained):
+    model, tok, _, _, val = trained
+    sources = [s for s, _ in val[:3]]
+    outputs = [t for _, t in val[:3]]
+    outputs[1] = outputs[1][:4]  # outputs of other lengths are padded in the batch
+    together = output_probability(model, sources, outputs, tok)
+    for i, (s, o) in enumerate(zip(sources, outputs, strict=True)):
+        src = torch.tensor([tok.encode(s)])
+        tgt = torch.tensor([tok.encode(o, add_bos=True, add_eos=True)])
+        with torch.no_grad():
+            logits = model.eval()(src, tgt[:, :-1], None, target_mask(tgt[:, :-1]))  # (1, Lt, V)
+        probs = torch.softmax(logits[0], -1).gather(-1, tgt[0, 1:, None])[:, 0]
+        torch.testing.assert_close(together[i], probs.prod())
+    assert ((0 < together) & (together <= 1)).all()

@@ -6,9 +6,9 @@ import torch
 
 from ..attention import MultiHeadAttention, causal_mask
 from ..transformer import Transformer
-from ._common import call, checker
+from ._common import NotAttempted, call, checker
 
-__all__ = ["check_no_warmup", "check_one_head", "check_without_positions"]
+__all__ = ["check_one_head", "check_warmup", "check_without_positions"]
 
 
 def _small_model(norm_first=True) -> Transformer:
@@ -18,9 +18,11 @@ def _small_model(norm_first=True) -> Transformer:
 
 
 @checker("Exercise 1 (no positional encoding)")
-def check_without_positions(fn):
+def check_without_positions(fn, accuracies=None):
     """``fn(model)`` changes the model in place so that no position information is added, and
-    returns it. Then permuting the source tokens only permutes the encoder's output."""
+    returns it. Then permuting the source tokens only permutes the encoder's output.
+    ``accuracies`` = (with positions, without): the exact-match accuracy on the validation dates
+    of the two models after the same short training (600 steps)."""
     model = _small_model()
     embed_before = model.src_embed.weight.detach().clone()
     got = call(fn, model)
@@ -51,6 +53,26 @@ def check_without_positions(fn):
             f"({type(err).__name__}: {err}). The decoder calls model.pos(x, start=...) as well: "
             f"keep model.pos and make it add nothing (e.g. zero its table model.pos.pe), or "
             f"replace it by a module that also accepts start") from None
+    if accuracies is None or accuracies is Ellipsis:
+        raise NotAttempted("without_positions is right. Now train both models (600 steps each) and "
+                           "pass their validation accuracies: accuracies = (with positions, without).")
+    _check_accuracies(accuracies)
+
+
+def _check_accuracies(accuracies) -> None:
+    pair = isinstance(accuracies, (tuple, list)) and len(accuracies) == 2
+    assert pair and all(isinstance(a, (int, float)) and not isinstance(a, bool) and 0 <= a <= 1
+                        for a in accuracies), (
+        f"expected accuracies = (with positions, without), two fractions from 0 to 1, got "
+        f"{accuracies!r:.80}. exact_match_accuracy returns (accuracy, translations): take its [0]")
+    with_pos, without = accuracies
+    assert with_pos != without, (
+        f"both accuracies are {with_pos:.4f}: did you measure the same model twice? Train one model "
+        "with positions and one without_positions(...), and measure each")
+    assert with_pos > without, (
+        f"the model without positions came out ahead ({without:.4f} against {with_pos:.4f} with "
+        "them). Check the order, (with positions, without), and that both runs trained for the same "
+        "600 steps from the same seed and were measured on the same validation dates")
 
 
 @checker("Exercise 2 (one head)")
@@ -78,11 +100,13 @@ def check_one_head(fn, reference: Transformer):
         "heads should not change the parameter count. Check the vocabulary size and d_ff")
 
 
-@checker("Exercise 3 (post-LN vs pre-LN without warm-up)")
-def check_no_warmup(histories, answer):
-    """``histories`` = (post_ln_history, pre_ln_history) from ``train_seq2seq`` with no warm-up and
-    a high learning rate (or a function returning them); ``answer`` names the variant that learns
-    faster (the lower final loss): "pre-LN" or "post-LN"."""
+@checker("Exercise 3 (post-LN with and without warm-up)")
+def check_warmup(histories, answer):
+    """``histories`` = (no_warmup_history, warmup_history) from ``train_seq2seq``: the same post-LN
+    model (``norm_first=False``), the same high peak learning rate and the same number of steps,
+    once with ``warmup_steps=0`` and once with a warm-up (or a function returning them); ``answer``
+    names the run with the lower final loss: "with warm-up" or "without warm-up". Only the warm-up
+    differs between the two runs, so the comparison measures its effect alone."""
     if callable(histories):
         histories = call(histories)
     if histories is None or histories is Ellipsis:
@@ -90,33 +114,41 @@ def check_no_warmup(histories, answer):
     got = (f"{type(histories).__name__} of length {len(histories)}"
            if isinstance(histories, (tuple, list)) else type(histories).__name__)
     assert isinstance(histories, (tuple, list)) and len(histories) == 2, (
-        f"expected a pair (post-LN history, pre-LN history), got a {got}")
-    for hist, want_pre, name in ((histories[0], False, "first (post-LN)"),
-                                 (histories[1], True, "second (pre-LN)")):
+        f"expected a pair (history without warm-up, history with warm-up), got a {got}")
+    for hist, name in ((histories[0], "first (no warm-up)"), (histories[1], "second (warm-up)")):
         assert isinstance(hist, dict) and "config" in hist, (
             f"the {name} entry should be the dict that train_seq2seq returns (with a 'config' "
             f"entry), got {type(hist).__name__}"
             + (f" with keys {sorted(hist)[:6]}" if isinstance(hist, dict) else ""))
         cfg = hist["config"]
-        assert cfg["norm_first"] == want_pre, (
-            f"the {name} model has norm_first={cfg['norm_first']}: build it with "
-            f"norm_first={want_pre}")
-        assert cfg["warmup_steps"] == 0, (
-            f"the {name} run used warmup_steps={cfg['warmup_steps']}; the point is to train "
-            "with none (warmup_steps=0)")
+        assert cfg["norm_first"] is False, (
+            f"the {name} run has norm_first={cfg['norm_first']}: both runs are post-LN "
+            "(norm_first=False), so that the warm-up is the only difference")
         assert cfg["peak_lr"] >= 5e-3, (
             f"the {name} run used peak_lr={cfg['peak_lr']}; use a high one such as 1e-2")
+    none_cfg, warm_cfg = histories[0]["config"], histories[1]["config"]
+    assert none_cfg["warmup_steps"] == 0, (
+        f"the first run used warmup_steps={none_cfg['warmup_steps']}; it is the run without "
+        "warm-up (warmup_steps=0)")
+    assert warm_cfg["warmup_steps"] > 0, (
+        "the second run used warmup_steps=0 too: give it a warm-up (e.g. warmup_steps=30)")
+    for entry in ("peak_lr", "steps"):
+        if entry in none_cfg and entry in warm_cfg:
+            assert none_cfg[entry] == warm_cfg[entry], (
+                f"the two runs differ in {entry} ({none_cfg[entry]} and {warm_cfg[entry]}) as well "
+                "as in the warm-up: change only the warm-up, or you measure two effects at once")
     if answer is None or answer is Ellipsis:
         call(_not_attempted)
-    assert answer in ("pre-LN", "post-LN"), f'expected the answer "pre-LN" or "post-LN", got {answer!r}'
-    post, pre = histories[0]["loss"][-1], histories[1]["loss"][-1]
-    assert abs(post - pre) > 0.1, (
-        f"the final losses ({post:.4f} post-LN, {pre:.4f} pre-LN) are too close to tell; "
-        "train longer or with a higher peak_lr")
-    learner = "pre-LN" if pre < post else "post-LN"
+    assert answer in ("with warm-up", "without warm-up"), (
+        f'expected the answer "with warm-up" or "without warm-up", got {answer!r}')
+    none_loss, warm_loss = histories[0]["loss"][-1], histories[1]["loss"][-1]
+    assert abs(none_loss - warm_loss) > 0.1, (
+        f"the final losses ({none_loss:.4f} without warm-up, {warm_loss:.4f} with) are too close "
+        "to tell; use a higher peak_lr")
+    learner = "with warm-up" if warm_loss < none_loss else "without warm-up"
     assert answer == learner, (
-        f"you answered {answer!r}, but look at your own runs again: the final loss was {post:.4f} "
-        f"for post-LN and {pre:.4f} for pre-LN; the one with the lower loss learned faster")
+        f"you answered {answer!r}, but look at your own runs again: the final loss was "
+        f"{none_loss:.4f} without warm-up and {warm_loss:.4f} with it; the lower one learned faster")
 
 
 def _not_attempted():
