@@ -231,10 +231,21 @@ def test_one_layer_model_puts_most_of_its_induction_weight_there_by_position(see
     1-layer model's most induction-like one on repeated sequences), the weight on t - n + 1 on random
     sequences is more than half of that on repeated ones. (Measured before writing: seed 0 0.21/0.28,
     seed 5 0.16/0.19, seed 9 0.17/0.24, seed 12 0.18/0.22, 1600 steps at seed 0 0.29/0.42; after
-    3200 steps at seed 0 only 0.19/0.47, so the prose keeps the statement to 800 and 1600 steps.)"""
+    3200 steps at seed 0 only 0.19/0.47.) Held-out seed 7 at 1600 steps broke it (0.14/0.36, 40 %),
+    so the prose claims it for the 800-step runs and |V| = 32, and names the 1600- and 3200-step runs
+    where it failed; at 1600 steps it is checked here as "all runs but one"."""
     m = _measure(seed, name)
     best = int(m["ind1"].argmax())
-    assert m["ind1_random"][best] / m["ind1"][best] > 0.5
+    if name != "1600 steps":
+        assert m["ind1_random"][best] / m["ind1"][best] > 0.5
+
+
+def test_one_layer_model_by_position_at_1600_steps_in_all_runs_but_one():
+    """The 1600-step part of the test above: held-out seed 7 gives 40 %, the other five runs more
+    than half."""
+    shares = [(_measure(seed, name)["ind1_random"] / _measure(seed, name)["ind1"])[
+        int(_measure(seed, name)["ind1"].argmax())].item() for seed, name in RUNS if name == "1600 steps"]
+    assert sum(s <= 0.5 for s in shares) <= 1
 
 
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
