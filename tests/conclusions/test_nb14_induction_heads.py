@@ -14,10 +14,12 @@ Evaluation follows the notebook: 256 repeated sequences of period n = 12 drawn f
 What the held-out seeds changed (re-scoped, not re-tuned): "queries 12 and 13 still look at
 t - 1" failed at seed 8 (query 13: 0.01), so the general statement is about query 12 only;
 "within 0.05 without repetition" failed at seed 7 (0.054), so the notebook says "in all but one
-run". Measured outside these tests, for the prose: seeds 10-12 at 800 steps (seed 10: the other
+run"; the 1-layer model's same-head share of its t - n + 1 weight on random sequences (above half)
+failed at seed 7 after 1600 steps (40 %), so the notebook claims it for the 800-step runs and names
+that run. Measured outside these tests, for the prose: seeds 10-12 at 800 steps (seed 10: the other
 layer-0 head shares the previous-token job, first-half mean 0.88 and the other head's cost 0.31;
-seed 12: query 13 at 0.31, the previous-token score 100 steps before the fall above 0.2), and
-seed 13 at 800 steps, which builds a variant circuit (test_seed_13_variant...).
+seed 12: query 13 at 0.31, the previous-token score 100 steps before the fall above 0.2). Seed 13 at 800 steps, found by an outside reader, builds a variant circuit and is now
+tested too (test_seed_13_variant_duplicate_token_head_feeds_the_queries).
 """
 
 from __future__ import annotations
