@@ -218,3 +218,8 @@ def test_attention_step_a_causal_mask_row_is_told_not_to_mask():
 
     with pytest.raises(AssertionError, match="step 1: .*And don't mask: the new query is the latest position"):
         nb11.check_attention_step(masked_like_row_0)
+
+
+def test_kv_cache_bytes_right_number_as_a_float_is_told_to_return_an_int():
+    with pytest.raises(AssertionError, match="whole number: return an int"):
+        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb=4: 2.0 * n * b * t * d * nb)

@@ -158,6 +158,9 @@ def check_kv_cache_bytes(fn):
         assert isinstance(value, int | float), (
             f"expected a number of bytes for kv_cache_bytes{case}, got {type(value).__name__}")
     want = [2 * n * b * t * d * nb for n, b, t, d, nb in cases]
+    if got == want and any(isinstance(value, float) for value in got):
+        raise AssertionError("the numbers are right, but a count of bytes is a whole number: return an "
+                             "int (multiply whole numbers, or use // rather than /)")
     if got == want:
         return
     report = "; ".join(f"kv_cache_bytes{c}: expected {w:,}, got {g:,}"
