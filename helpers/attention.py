@@ -231,6 +231,10 @@ class MultiHeadAttention(nn.Module):
 
     ``mask`` (boolean, True = may attend) is (Lq, Lk) for every example and head, (B, Lq, Lk)
     per example (the same for every head), or (B, h, Lq, Lk); size-1 axes broadcast.
+    ``is_causal=True`` (with ``mask=None`` and Lq = Lk, no cache) applies the causal mask without
+    building it: on the fused path ``F.scaled_dot_product_attention(..., is_causal=True)`` masks
+    block by block, with no (L, L) tensor (notebook 11); with the weights it equals
+    ``mask=causal_mask(L)``.
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
@@ -333,6 +337,19 @@ class MultiHeadAttention(nn.Module):
         if cache is not None and not isinstance(cache, KVCache):
             raise TypeError(f"{where}: cache must be a KVCache or None, got {_checks.got(cache)}")
 
+    def _check_causal(self, is_causal, mask, query, key, cache):
+        where = "MultiHeadAttention"
+        _checks.as_bool(where, "is_causal", is_causal)
+        if not is_causal:
+            return
+        if mask is not None:
+            raise ValueError(f"{where}: pass either mask or is_causal=True, not both (is_causal=True "
+                             "is the causal mask)")
+        if cache is not None or query.shape[1] != key.shape[1]:
+            raise ValueError(f"{where}: is_causal=True needs query and key of the same length and no "
+                             f"cache, got query {_shape(query)}, key {_shape(key)}"
+                             f"{'' if cache is None else ' and a cache'}; pass an explicit mask instead")
+
     def _mask(self, mask, b, lq, lk, where="MultiHeadAttention", name="mask"):
         """The mask as (B or 1, h or 1, Lq or 1, Lk or 1): a 3-D mask is per example.
         (Also used by the layers and the Transformer to check their masks up front.)"""
@@ -354,8 +371,10 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         need_weights: bool = True,
         cache: KVCache | None = None,
+        is_causal: bool = False,
     ) -> torch.Tensor:
         self._check_inputs(query, key, value, cache)
+        self._check_causal(is_causal, mask, query, key, cache)
         fresh = cache is None or not (cache.static and cache.k is not None)
         if query is key and key is value and fresh:  # self-attention: one matmul for q, k, v
             q, k, v = self._packed(query, self.w_q, self.w_k, self.w_v, contiguous=need_weights)
@@ -367,10 +386,13 @@ class MultiHeadAttention(nn.Module):
         mask = self._mask(mask, q.shape[0], q.shape[2], k.shape[2])
         p = self.dropout if self.training else 0.0
         if need_weights:
+            if is_causal:  # the weights are (L, L) anyway: build the mask
+                mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
             out, weights = self._attend_with_weights(q, k, v, mask, p)  # (B, h, Lq, d_k)
             self.attn_weights = weights.detach()  # (B, h, Lq, Lk)
         else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
+                                                 is_causal=is_causal)
             if mask is not None:  # same contract as above: a fully masked row gives zeros
                 out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
             self.attn_weights = None

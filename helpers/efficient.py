@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import weakref
 
@@ -24,6 +25,7 @@ __all__ = [
     "peak_memory",
     "saved_for_backward",
     "tiled_attention",
+    "threads",
     "tiled_attention_traffic",
 ]
 
@@ -212,6 +214,21 @@ def loglog_slope(x, y) -> float:
     lx, ly = torch.log(lx), torch.log(ly)
     lx, ly = lx - lx.mean(), ly - ly.mean()
     return float((lx * ly).sum() / (lx * lx).sum())
+
+
+@contextlib.contextmanager
+def threads(num_threads: int):
+    """Run the ``with`` block on ``num_threads`` CPU threads (``torch.set_num_threads``), restoring
+    the previous count afterwards, even after an error. Timings taken on one thread compare like
+    with like: on a busy machine, threads that wait for each other's cores distort a timing more
+    than they speed it up."""
+    num_threads = _checks.as_int("threads", "num_threads", num_threads, minimum=1)
+    before = torch.get_num_threads()
+    torch.set_num_threads(num_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def median_time(fn, *args, repeats: int = 5, warmup: int = 1, best: bool = False, **kwargs) -> float:

@@ -166,6 +166,47 @@ def test_mha_with_mask_matches_torch_and_fused_path():
     torch.testing.assert_close(mha(x, x, x, mask, need_weights=False), out)
 
 
+def test_mha_is_causal_equals_the_causal_mask_on_both_paths():
+    torch.manual_seed(2)
+    mha = MultiHeadAttention(8, 2).eval()
+    x = torch.randn(2, 6, 8)  # (B, L, d_model)
+    want = mha(x, x, x, causal_mask(6))
+    want_w = mha.attn_weights
+    torch.testing.assert_close(mha(x, x, x, is_causal=True), want)
+    torch.testing.assert_close(mha.attn_weights, want_w)  # the weights are kept as with the mask
+    torch.testing.assert_close(mha(x, x, x, is_causal=True, need_weights=False), want)
+    assert mha.attn_weights is None
+    y = torch.randn(2, 6, 8)  # not self-attention: separate projections, same contract
+    torch.testing.assert_close(mha(x, y, y, is_causal=True, need_weights=False), mha(x, y, y, causal_mask(6)))
+
+
+def test_mha_is_causal_builds_no_square_mask_on_the_fused_path():
+    from helpers.efficient import ops_called
+
+    mha = MultiHeadAttention(8, 2).eval()
+    x = torch.randn(1, 64, 8)
+    with torch.no_grad():
+        flag = ops_called(mha, x, x, x, is_causal=True, need_weights=False)
+        mask = ops_called(mha, x, x, x, causal_mask(64), need_weights=False)
+    assert "aten.masked_fill" in mask or "aten.where" in mask  # the mask's own passes ...
+    assert "aten.masked_fill" not in flag and "aten.where" not in flag  # ... which the flag avoids
+
+
+def test_mha_is_causal_errors():
+    mha = MultiHeadAttention(8, 2)
+    x = torch.randn(2, 4, 8)
+    with pytest.raises(ValueError, match="either mask or is_causal=True"):
+        mha(x, x, x, causal_mask(4), is_causal=True)
+    with pytest.raises(ValueError, match="same length and no cache"):
+        mha(x[:, :1], x, x, is_causal=True)
+    from helpers import KVCache
+
+    with pytest.raises(ValueError, match="same length and no cache"):
+        mha(x, x, x, is_causal=True, cache=KVCache())
+    with pytest.raises(TypeError, match="is_causal must be True or False"):
+        mha(x, x, x, is_causal=1)
+
+
 def test_mha_errors():
     with pytest.raises(ValueError, match="d_model=10 is not divisible by num_heads=3"):
         MultiHeadAttention(10, 3)

@@ -474,3 +474,17 @@ def test_saved_for_backward_and_flops_reject_bad_input():
         saved_for_backward(3)
     with pytest.raises(TypeError, match="recompute"):
         attention_training_flops(8, 8, recompute="yes")
+
+
+def test_threads_sets_and_restores_the_thread_count():
+    from helpers.efficient import threads
+
+    before = torch.get_num_threads()
+    with threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(KeyError), threads(1):
+        raise KeyError("an error inside the block")
+    assert torch.get_num_threads() == before  # restored after an error too
+    with pytest.raises(ValueError), threads(0):
+        pass

@@ -197,3 +197,29 @@ def test_kv_cache_bytes_other_wrong_answers():
     assert "Hint" not in str(err.value)
     with pytest.raises(AssertionError, match="expected a number of bytes .* got str"):
         nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: "many")
+
+
+def test_merge_softmax_stats_python_max_gets_a_message_not_a_raw_error():
+    def python_max(m1, l1, m2, l2):
+        m = max(m1, m2)  # compares whole tensors: raises
+        return m, l1 * torch.exp(m1 - m) + l2 * torch.exp(m2 - m)
+
+    with pytest.raises(AssertionError, match=r"compares whole tensors.*torch\.maximum"):
+        nb11.check_merge_softmax_stats(python_max)
+
+
+def test_attention_step_a_causal_mask_row_is_told_not_to_mask():
+    def masked_like_row_0(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+        scores = q_t @ k.transpose(-2, -1) / math.sqrt(q_t.shape[-1])  # (B, h, 1, L + 1)
+        length = k.shape[2]
+        scores = scores.masked_fill(~torch.ones(length, length, dtype=torch.bool).tril()[:1], float("-inf"))
+        return torch.softmax(scores, -1) @ v, k, v
+
+    with pytest.raises(AssertionError, match="step 1: .*And don't mask: the new query is the latest position"):
+        nb11.check_attention_step(masked_like_row_0)
+
+
+def test_kv_cache_bytes_right_number_as_a_float_is_told_to_return_an_int():
+    with pytest.raises(AssertionError, match="whole number: return an int"):
+        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb=4: 2.0 * n * b * t * d * nb)

@@ -58,6 +58,12 @@ def ov_with_value_bias(model, layer, head):
     return v @ attn.w_o.weight[:, s].T @ model.unembed.weight.T
 
 
+def ov_untransposed(model, layer, head):  # forgets that nn.Linear stores W^T
+    attn = model.layers[layer]
+    s = slice(head * attn.d_k, (head + 1) * attn.d_k)
+    return model.embed.weight @ attn.w_v.weight[:, s] @ attn.w_o.weight[s] @ model.unembed.weight.T
+
+
 def _model(seed=0):
     torch.manual_seed(seed)
     return AttentionOnlyTransformer(64, d_model=16, num_heads=2, num_layers=2)
@@ -87,7 +93,8 @@ def test_duplicate_token_score_rejects(wrong, word):
 
 
 @pytest.mark.parametrize("wrong, word", [(ov_transposed, "transpose"), (ov_whole_layer, "every head"),
-                                         (ov_with_value_bias, "biases")])
+                                         (ov_with_value_bias, "biases"),
+                                         (ov_untransposed, r"nn\.Linear stores W\^T")])
 def test_full_ov_circuit_rejects(wrong, word):
     with pytest.raises(AssertionError, match=word):
         nb14.check_full_ov_circuit(wrong, _model())
@@ -124,7 +131,7 @@ def test_ablation_guess_accepts_the_measured_head_only(capsys):
     assert nb14.check_ablation_guess(list(best), model)  # [0, h] is the same answer
     assert capsys.readouterr().out.count("Measured: intact") == 2
     wrong = next(hd for hd in loss if hd != best)
-    with pytest.raises(AssertionError, match=re.escape(f"head {best} raises it more")):
+    with pytest.raises(AssertionError, match=re.escape(f"head {best} raises it more") + ".*duplicate-token"):
         nb14.check_ablation_guess(wrong, model)
     with pytest.raises(AssertionError, match="layer 0"):
         nb14.check_ablation_guess((1, 0), model)

@@ -24,7 +24,14 @@ def check_merge_softmax_stats(fn):
     x[0, 5:] += 10.0  # the second block holds the max in row 0 ...
     x[1, :5] += 10.0  # ... the first block in row 1
     (m1, l1), (m2, l2) = _stats(x[:, :5]), _stats(x[:, 5:])
-    got = call(fn, m1, l1, m2, l2)
+    try:
+        got = call(fn, m1, l1, m2, l2)
+    except RuntimeError as err:
+        hint = ("Python's max(m1, m2) compares whole tensors; m1 and m2 hold one max per row, so "
+                "take the larger one row by row with torch.maximum(m1, m2)"
+                if "ambiguous" in str(err) else "use element-wise tensor operations (torch.maximum, "
+                "torch.exp), one entry per row")
+        raise AssertionError(f"your function raised \"{str(err).rstrip('.')}\": {hint}") from None
     assert isinstance(got, tuple) and len(got) == 2, (
         f"return a tuple (m, l), got {type(got).__name__}"
     )
@@ -105,7 +112,9 @@ def check_attention_step(fn):
                 raise AssertionError(
                     f"step {i}: the new token attends only to the {i} cached position{'s' if i > 1 else ''}: "
                     "append its own "
-                    "key and value to the cache first, then attend (a token may attend to itself)")
+                    "key and value to the cache first, then attend (a token may attend to itself). "
+                    "And don't mask: the new query is the latest position, so it may see every "
+                    "cached key (row 0 of a causal mask would let it see only the first)")
         unscaled = torch.softmax(q_i @ new_k.transpose(-2, -1), -1) @ new_v
         if i > 0 and torch.allclose(out, unscaled, atol=1e-5):
             raise AssertionError(f"step {i}: divide the scores by sqrt(d_k) before the softmax")
@@ -149,6 +158,9 @@ def check_kv_cache_bytes(fn):
         assert isinstance(value, int | float), (
             f"expected a number of bytes for kv_cache_bytes{case}, got {type(value).__name__}")
     want = [2 * n * b * t * d * nb for n, b, t, d, nb in cases]
+    if got == want and any(isinstance(value, float) for value in got):
+        raise AssertionError("the numbers are right, but a count of bytes is a whole number: return an "
+                             "int (multiply whole numbers, or use // rather than /)")
     if got == want:
         return
     report = "; ".join(f"kv_cache_bytes{c}: expected {w:,}, got {g:,}"

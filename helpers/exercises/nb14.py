@@ -96,7 +96,9 @@ def check_ablation_guess(guess, model, n: int = 12):
     assert guess == best, (
         f"zeroing head {guess} takes the repeated-half loss only from {base:.2f} to "
         f"{loss[guess]:.2f} nats; head {best} raises it more ({measured}). Which head writes what "
-        "the induction heads of layer 1 read, and which score shows it?"
+        "the induction heads of layer 1 read? A previous-token head (section 4's score) feeds their "
+        "keys; a duplicate-token head (exercise 1's score) can feed their queries instead (the note "
+        "at the end of section 7). Compare both scores of each layer-0 head"
     )
     print(f"Measured: intact {base:.2f} nats, {measured}.")
 
@@ -156,6 +158,14 @@ def _check_full_ov_on(fn, model):
                     f"layer {layer}, head {head}: your matrix is the transpose of the expected one. "
                     "Row a should hold the logits added when the head attends to token a")
             attn = model.layers[layer]
+            s = slice(head * attn.d_k, (head + 1) * attn.d_k)
+            untransposed = embed @ attn.w_v.weight.detach()[:, s] @ attn.w_o.weight.detach()[s] @ unembed.T
+            if torch.allclose(got, untransposed, rtol=1e-3, atol=1e-3):
+                raise AssertionError(
+                    f"layer {layer}, head {head}: nn.Linear stores W^T (out_features, in_features), "
+                    f"so w_v.weight[:, {s.start}:{s.stop}] is not head {head}'s W_{{v,h}}. Take its "
+                    f"d_k = {attn.d_k} rows of w_v.weight and columns of w_o.weight, and transpose "
+                    "each: W_{v,h} = w_v.weight[rows].T, W_{o,h} = w_o.weight[:, columns].T")
             whole = embed @ attn.w_v.weight.detach().T @ attn.w_o.weight.detach().T @ unembed.T
             if torch.allclose(got, whole, rtol=1e-3, atol=1e-3):
                 raise AssertionError(
