@@ -118,6 +118,8 @@ def test_kv_cache_size_takes_any_integer_type():
     (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps), "gain is missing"),
     (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) / w, "divided by weight"),
     (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(0, keepdim=True) + eps) * w, r"mean\(x\^2 over the last"),
+    (lambda x, w, eps: x / (x.std(-1, keepdim=True) + eps) * w, "standard deviation"),
+    (lambda x, w, eps: x / (x.var(-1, keepdim=True, unbiased=False) + eps).sqrt() * w, "subtracts the mean"),
 ])
 def test_rms_norm_names_the_step_that_went_wrong(wrong, concept):
     """Each of these got assert_close's multi-line "Tensor-likes are not close!"."""

@@ -122,6 +122,11 @@ def check_rms_norm(fn):
         if torch.allclose(got, x / rms_of_sum * weight, atol=1e-5):
             raise AssertionError("you divided by the square root of the sum of squares: RMSNorm takes the "
                                  "mean over the last dimension, sqrt(mean(x^2) + eps)")
+        for unbiased in (True, False):
+            std = x.std(-1, keepdim=True, correction=int(unbiased))
+            if any(torch.allclose(got, x / d * weight, atol=1e-5) for d in (std + eps, (std**2 + eps).sqrt())):
+                raise AssertionError("you divided by the standard deviation, which subtracts the mean first: "
+                                     "RMSNorm divides by the root mean square of x itself, sqrt(mean(x^2) + eps)")
         if torch.allclose(got * weight, want, atol=1e-5):
             raise AssertionError("the gain is missing: multiply the normalised x by weight, feature by feature")
         if torch.allclose(got, want * weight.pow(-2), atol=1e-5) or torch.allclose(got * weight.pow(2), want,

@@ -33,6 +33,15 @@ three older tests failed, which this extension did not change: QK-norm's 2x cost
 GQA's logit range over seeds 0-2 (2.39-6.18, not > 5) and the capped-offsets control at held-out
 seed 5 (+0.042, not > 0.05); the models differ from the ones these were written on (seed 0's GQA
 ends at 2.4 here, 16.5 in the notebook's stored run), so they are left for a decision, not re-tuned.
+
+Decision (2026-12-06, models retrained from an empty cache under the pinned numerics of conftest.py):
+those three failures were measured on models trained with native AVX-512 kernels; pinned, QK-norm's
+2x cost is positive at all ten seeds (+0.012 to +0.044) and GQA's logits span 4.7-17.5 (seed 0:
+17.5), so the notebook states the ten-seed range and calls the 2x cost usual, not certain. The capped-
+offsets control is 0.049 at held-out seed 5 pinned too: "well above" is stated for seeds 0-4, the
+held-out result recorded (test_capped_offsets_at_held_out_seeds). The window's cost was measured on
+two more models: the balanced sinusoidal one loses like the learned one, the Llama-style one like
+RoPE, and notebook 09's sinusoidal model anything from nothing to 0.63 depending on the seed.
 """
 
 import functools
@@ -83,16 +92,32 @@ def test_sharing_kv_heads_costs_nothing_measurable(seed):
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_a_window_costs_the_learned_model_even_where_nothing_left_it(seed):
     """Section 4's control: on positions whose whole sentence (and the '.' before it) lies inside a
-    window of 8, the learned-position model still loses more than 0.2 nats/token with the window,
-    the RoPE model less than 0.02. Both send between 0.35 and 0.65 of their attention more than
-    7 positions back in every layer, so "how far attention reaches" does not separate them."""
+    window of 8, the learned-position model and the balanced sinusoidal one still lose more than
+    0.2 nats/token with the window, the RoPE and the Llama-style model less than 0.02.
+    (MHA and RoPE written from seeds 0-2; the balanced sinusoidal and the
+    Llama-style model added with the same thresholds; all held at seeds 0-9: 0.29-0.50 and 0.46-0.65, below 0.008.)
+    MHA and RoPE send between 0.35 and 0.65 of their attention more than 7 positions back in every
+    layer, so "how far attention reaches" does not separate them."""
     cost = {}
-    for name in ("MHA", "RoPE"):
+    for name in ("MHA", "sinusoidal, balanced", "RoPE", "Llama-style"):
         losses, _ = nb()["window_costs"](model(name, seed))
         cost[name] = losses[8][0] - losses[None][0]
+    for name in ("MHA", "RoPE"):
         shares = nb()["far_share"](model(name, seed))
         assert all(0.35 < s < 0.65 for s in shares), (name, shares)
-    assert cost["MHA"] > 0.2 and cost["RoPE"] < 0.02, cost
+    assert cost["MHA"] > 0.2 and cost["sinusoidal, balanced"] > 0.2, cost
+    assert cost["RoPE"] < 0.02 and cost["Llama-style"] < 0.02, cost
+
+
+def test_a_windows_cost_to_notebook_09s_sinusoidal_model_varies():
+    """Section 4: notebook 09's sinusoidal model (positions added to the embeddings, and outweighing
+    them) loses from nothing to more than 0.5 nats/token with a window of 8 where the sentence is
+    inside it, depending on the seed: "absolute positions lose, rotary ones do not" is not the rule."""
+    cost = {}
+    for seed in ALL_SEEDS:
+        losses, _ = nb()["window_costs"](model("sinusoidal", seed))
+        cost[seed] = losses[8][0] - losses[None][0]
+    assert min(cost.values()) < 0.01 and max(cost.values()) > 0.5, cost
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
@@ -146,13 +171,20 @@ def test_with_qk_norm_the_largest_logit_ends_near_5_below_half_of_ropes(seed):
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
-def test_what_qk_norm_costs_in_loss(seed):
+def test_qk_norm_costs_nothing_at_the_trained_length(seed):
     """Section 6: at the trained length the RoPE model with and without QK-norm are within 0.01
-    nats/token; at 2x the loss is higher with QK-norm. Written from seeds 0-4 (1x: within 0.0021;
-    2x: higher by 0.020-0.048), checked unchanged at held-out seeds 5-9."""
-    rope, qk = ([val_loss(model(name, seed), n) for n in (32, 64)] for name in ("RoPE", "RoPE + QK-norm"))
-    assert abs(qk[0] - rope[0]) < 0.01, (qk, rope)
-    assert qk[1] > rope[1], (qk, rope)
+    nats/token. Written from seeds 0-4 (within 0.0021), checked unchanged at held-out seeds 5-9."""
+    rope, qk = (val_loss(model(name, seed)) for name in ("RoPE", "RoPE + QK-norm"))
+    assert abs(qk - rope) < 0.01, (qk, rope)
+
+
+def test_what_qk_norm_costs_at_2x():
+    """Section 6: at 2x the loss with QK-norm is higher at each of ten seeds, by 0.012 to 0.044 (pinned
+    numerics, 2026-12-06). On models trained with the processor's native AVX-512 kernels an
+    independent reader found seed 1 lower by 0.0023 (and seed 7 higher by only 0.006), so the
+    notebook calls the cost usual, not certain."""
+    cost = {seed: val_loss(model("RoPE + QK-norm", seed), 64) - val_loss(model("RoPE", seed), 64) for seed in ALL_SEEDS}
+    assert all(0.01 < v < 0.05 for v in cost.values()), cost
 
 
 def test_at_4x_qk_norms_cost_is_not_reliable():
@@ -165,13 +197,14 @@ def test_at_4x_qk_norms_cost_is_not_reliable():
 
 
 def test_without_a_norm_notebook_12s_logits_are_not_reliably_small():
-    """Section 6: notebook 12's model ends far above the RoPE model at one seed of five (so the
-    notebook does not claim that it keeps small logits); GQA's final largest logit ranges over more
-    than 5 across three seeds."""
-    mha_above = [seed for seed in FIVE if run("MHA", seed)[1]["max_logit"][-1] > run("RoPE", seed)[1]["max_logit"][-1]]
-    assert len(mha_above) == 1, mha_above
-    gqa = [run("GQA", seed)[1]["max_logit"][-1] for seed in SEEDS]
-    assert max(gqa) - min(gqa) > 5, gqa
+    """Section 6: notebook 12's model ends above the RoPE model at two seeds of ten (so the
+    notebook does not claim that it keeps small logits); GQA's final largest logit ranges from
+    4.7 to 17.5 across ten seeds (the notebook states the ten-seed range: over seeds 0-2 alone it was
+    2.4-6.2 on models trained with native AVX-512 kernels, 5.0-17.5 pinned)."""
+    mha_above = [seed for seed in ALL_SEEDS if run("MHA", seed)[1]["max_logit"][-1] > run("RoPE", seed)[1]["max_logit"][-1]]
+    assert mha_above == [3, 9], mha_above
+    gqa = [run("GQA", seed)[1]["max_logit"][-1] for seed in ALL_SEEDS]
+    assert 4.65 <= min(gqa) < 4.75 and 17.45 <= max(gqa) < 17.55, gqa
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
@@ -208,9 +241,11 @@ def test_rope_is_not_always_best_at_4x_and_balanced_sinusoidal_varies():
 
 
 def test_balanced_sinusoidal_against_learned_at_the_trained_length_goes_both_ways():
-    """Section 7: "about as good as learned ones (better at three seeds of five, worse at two)"."""
-    better = [val_loss(model("sinusoidal, balanced", seed)) < val_loss(model("MHA", seed)) for seed in FIVE]
-    assert sum(better) == 3, better
+    """Section 7: "about as good as learned ones (within 0.03 of them at ten seeds: better at three,
+    worse at seven)". (Written as "better at three seeds of five" from models trained with native
+    AVX-512 kernels; pinned, seeds 0-4 give two, so the notebook now counts ten seeds.)"""
+    diff = [val_loss(model("sinusoidal, balanced", seed)) - val_loss(model("MHA", seed)) for seed in ALL_SEEDS]
+    assert sum(d < 0 for d in diff) == 3 and max(map(abs, diff)) < 0.03, diff
 
 
 @torch.no_grad()
@@ -238,15 +273,29 @@ def _capped_offsets_loss(rope_model, n, cap=31):
     return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100).item()
 
 
-@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def _capped_gap(seed):
+    """The capped-offsets loss at 4x minus the loss at 1x, for the RoPE model of one seed."""
+    rope = model("RoPE", seed)
+    assert math.isclose(_capped_offsets_loss(rope, 32), val_loss(rope, 32), abs_tol=1e-4)  # no offset > 31 there
+    return _capped_offsets_loss(rope, 128) - val_loss(rope, 32)
+
+
+@pytest.mark.parametrize("seed", FIVE, ids=seed_id)
 def test_unseen_offsets_alone_do_not_explain_what_hurts_rope_at_4x(seed):
     """Section 7's control: the window's flat loss might come from removing unseen offsets or from
     removing far keys. Keeping every key but computing every offset beyond 31 as 31 leaves the loss
-    at 4x more than 0.05 above the loss at 1x (a window of 8: within 0.01, tested above). Written from
-    seeds 0-4, checked at held-out seeds 5-9."""
-    rope = model("RoPE", seed)
-    assert math.isclose(_capped_offsets_loss(rope, 32), val_loss(rope, 32), abs_tol=1e-4)  # no offset > 31 there
-    assert _capped_offsets_loss(rope, 128) - val_loss(rope, 32) > 0.05
+    at 4x more than 0.05 above the loss at 1x (a window of 8: within 0.01, tested above), at each of
+    the five seeds the notebook names."""
+    assert _capped_gap(seed) > 0.05
+
+
+def test_capped_offsets_at_held_out_seeds():
+    """The same control at held-out seeds 5-9, as the notebook reports it: the loss at 4x stays above
+    the loss at 1x at all five, but by more than 0.05 at only four of them (seed 5: 0.049), so
+    the notebook's "well above" is stated for seeds 0-4 only."""
+    gap = {seed: _capped_gap(seed) for seed in HELD_OUT}
+    assert all(v > 0 for v in gap.values()), gap
+    assert [seed for seed in HELD_OUT if gap[seed] <= 0.05] == [5], gap
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
