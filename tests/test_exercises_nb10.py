@@ -97,6 +97,10 @@ def test_without_positions_accuracies():
         nb10.check_without_positions(right, (72, 51))  # percentages
     with pytest.raises(AssertionError, match="two fractions from 0 to 1"):
         nb10.check_without_positions(right, 0.72)
+    # A gap too small for 600 steps each (the reader's wrong answer: a too-short run, or noise).
+    with pytest.raises(AssertionError, match=r"only 0\.0010 behind .* same 600 steps"):
+        nb10.check_without_positions(right, (0.512, 0.511))
+    assert nb10.check_without_positions(right, (0.936, 0.830))  # seed 0's runs
 
 
 def hist(norm_first, final_loss, warmup=0, lr=1e-2, steps=100):
@@ -128,6 +132,13 @@ def test_warmup():
         nb10.check_warmup((hist(False, 2.4), hist(False, 2.0, warmup=30, lr=5e-3)), "with warm-up")
     with pytest.raises(AssertionError, match="differ in steps .* two effects at once"):
         nb10.check_warmup((hist(False, 2.4), hist(False, 2.0, warmup=30, steps=200)), "with warm-up")
+    # Every other entry of the config counts too (these differed and passed before).
+    for entry, a, b in (("batch_size", 256, 64), ("seed", 0, 1), ("smoothing", 0.1, 0.0),
+                        ("clip_norm", 1.0, None)):
+        one, two = hist(False, 2.4), hist(False, 2.0, warmup=30)
+        one["config"][entry], two["config"][entry] = a, b
+        with pytest.raises(AssertionError, match=rf"differ in {entry} \({a} and {b}\) .* two effects"):
+            nb10.check_warmup((one, two), "with warm-up")
     with pytest.raises(AssertionError, match="too close to tell"):
         nb10.check_warmup((hist(False, 2.05), hist(False, 2.0, warmup=30)), "with warm-up")
     with pytest.raises(AssertionError, match='expected the answer "with warm-up" or "without warm-up", '

@@ -232,7 +232,8 @@ def test_what_each_kind_of_attention_looks_at(trained, data):
     cross-attention (mean of heads) puts each output number's largest share on the source piece
     that holds it: in layer 0 for the example, and in layer 0 or layer 1 for >= 90 % of the dates
     (which layer varies: seed 0's layer 1 sends the year's query to the order token). In encoder
-    layer 1 the year gets more than twice its uniform share for the example and more than its
+    layer 1 the year gets more than twice its uniform share for the example in the notebook's own run
+    (seed 0: 4.54 under the pinned kernels; seed 1 gives 1.67, so the notebook says it of its run only) and more than its
     uniform share on >= 90 % of the dates (measured before the prose was written: >= 94 % of the
     numbers-only and >= 97 % of the word dates in every seed; its control, at seeds 0-9, is
     test_the_year_anchor_and_its_control). Decoder layer 0 gives <bos> and the token just written
@@ -267,7 +268,9 @@ def test_what_each_kind_of_attention_looks_at(trained, data):
             if not any(p in MONTH_WORDS for p in src):
                 numbers_only.append(order > 1)
         example = results[0]
-        assert example[0] and example[2] > 2 and example[3] > example[4], (seed, example)
+        assert example[0] and example[3] > example[4], (seed, example)
+        if seed == 0:  # the notebook's own run (cell 'more than twice its uniform share'); seed 1: 1.67
+            assert example[2] > 2, (seed, example)
         dates = results[1:]
         n = len(dates)
         assert sum(r[1] for r in dates) >= 0.9 * n, seed
@@ -443,31 +446,28 @@ def _year_first_runs(seed):
 def test_the_order_token_is_not_ignored_in_a_year_first_format_never_generated(seed):
     """Section 3 ('where the order token should change nothing'): the first 300 test dates whose day
     is <= 12 and not the month, written '2033-12-03 sat' (a weekday after a year-first date: never
-    generated). Under <mdy> every one is right; under <dmy> at least a quarter come back with day
-    and month swapped (not 'at least a quarter still right': seed 1 kept 20 of 104); the control, the same dates written
-    '2033-12-03' (a training format), is right under either token. translate refuses every wrong
-    one. Measured before writing (seeds 0-4, 104 dates): under <dmy> 53, 20, 42, 38, 28 right and
-    50, 84, 62, 66, 75 swapped; under <mdy> 104 every time; the control 104 under either token."""
+    generated). Under <mdy> every one is right; under <dmy> some come back with day and month
+    swapped; the control, the same dates written '2033-12-03' (a training format), is right under
+    either token. translate refuses every wrong one. First written (native kernels, seeds 0-4) as
+    'at least a quarter swapped'; held-out seed 6 swapped 17 of 104 (native), and under the pinned
+    kernels seed 9 swaps 9: re-scoped to 'some'. Measured under the pin (seeds 0-9, 104 dates),
+    swapped under <dmy>: 40, 51, 75, 78, 59, 35, 34, 65, 78, 9; <mdy> and the control 104 every time."""
     low, out = _year_first_runs(seed)
     n = len(low)
     right = {k: sum(p == t for p, t in zip(v, low, strict=True)) for k, v in out.items()}
     swapped = sum(p == f"{t[:4]}-{t[8:]}-{t[5:7]}" for p, t in zip(out["dmy", "after"], low, strict=True))
     assert right["mdy", "after"] == n, right
-    assert swapped >= n / 4, (swapped, n)
+    assert swapped > 0, (swapped, n)
     assert min(right["dmy", "plain"], right["mdy", "plain"]) == n, right
     model, tok = _translator(seed)
     shown = translate(model, [f"<dmy>{_weekday_after(t)}" for t in low], tok)
     assert all(a == t or a.startswith(NO_ANSWER) for a, t in zip(shown, low, strict=True)), seed
 
 
-@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
-def test_the_sequence_probability_does_not_catch_the_swapped_dates(seed):
-    """Section 3 (calibration): a threshold on the model's sequence probability that refuses 1 % of
-    its right answers on the 1,000 test dates lets at least a quarter of its wrong '<dmy>2033-12-03
-    sat' answers through, and a threshold that catches every one of them refuses at least a fifth
-    of the right answers. Measured before writing (seeds 0-4): 8 of 51, 42 of 84, 33 of 62, 26 of
-    66, 48 of 76 got through; the likeliest wrong answer (0.52-0.55) is above the median right
-    one (0.53) in seeds 1-4."""
+@functools.cache
+def _probability_guard(seed):
+    """(wrong answers let through by the threshold that refuses 1 % of the right answers, wrong
+    answers, share of the right answers a threshold catching every wrong one refuses)."""
     model, tok = _translator(seed)
     _, _, test = translator_data()
     low, out = _year_first_runs(seed)
@@ -477,8 +477,28 @@ def test_the_sequence_probability_does_not_catch_the_swapped_dates(seed):
     p_right = output_probability(model, [s for s, _ in right], [p for _, p in right], tok)
     p_wrong = output_probability(model, [s for s, _ in wrong], [p for _, p in wrong], tok)
     caught = int((p_wrong < torch.quantile(p_right, 0.01)).sum())
-    assert len(wrong) - caught >= 0.1 * len(wrong), (seed, caught, len(wrong))
-    assert (p_right <= p_wrong.max()).float().mean().item() >= 0.2, seed
+    return len(wrong) - caught, len(wrong), (p_right <= p_wrong.max()).float().mean().item()
+
+
+def test_the_sequence_probability_as_a_guard_changes_with_the_run():
+    """Section 3 (calibration), on the wrong '<dmy>2033-12-03 sat' answers and the right answers on the
+    1,000 test dates. The notebook's run (seed 0): a threshold refusing 1 % of the right answers lets
+    at least one in ten wrong answers through, and one that catches every wrong answer refuses at
+    least a fifth of the right ones. Across seeds 0-9 (what the notebook says): catching every wrong
+    answer refuses at least two fifths of the right ones in nine runs, and in one a threshold
+    separates them (refuses under a tenth); the 1 % threshold lets through a tenth or less in some
+    runs and more than half in others. First written (seeds 0-4) as 'at least one in ten through'
+    and 'at least a fifth refused' at every seed; under the pinned kernels held-out seeds 5 and 6
+    let 2 of 35 through and seed 5 refuses 0.032 (re-scoped, the notebook says so). Measured under
+    the pin, seeds 0-9, through: 8/40, 22/54, 44/75, 32/78, 38/59, 2/35, 2/35, 41/66, 35/78, 3/9;
+    refused: 0.437, 0.969, 0.995, 0.882, 0.973, 0.032, 0.948, 0.998, 0.826, 0.523."""
+    guard = {seed: _probability_guard(seed) for seed in ALL_SEEDS}
+    through, n, refused = guard[0]
+    assert through >= 0.1 * n and refused >= 0.2, guard[0]
+    assert sum(r >= 0.4 for _, _, r in guard.values()) >= 9, guard
+    assert min(r for _, _, r in guard.values()) < 0.1, guard
+    shares = [t / n for t, n, _ in guard.values()]
+    assert min(shares) <= 0.1 and max(shares) > 0.5, guard
 
 
 @functools.cache
@@ -503,6 +523,43 @@ def test_the_year_anchor_and_its_control(seed):
     mean = {k: sum(v) / len(v) for k, v in ratio.items()}
     assert mean["numbers only"] > 1, mean
     assert mean["month word"] >= 0.8 * mean["numbers only"], mean
+    _YEAR_MEANS[seed] = mean["numbers only"]
+
+
+_YEAR_MEANS = {}
+
+
+def _year_mean(seed):
+    if seed not in _YEAR_MEANS:
+        test_the_year_anchor_and_its_control(seed)
+    return _YEAR_MEANS[seed]
+
+
+def test_the_year_is_well_over_its_share_in_nine_runs_of_ten():
+    """Section 5 ('1.8 times its share or more on average in nine of the ten runs we tried, and about
+    its share in one'): the year's mean share in encoder layer 1, over the numbers-only dates among
+    the first 200 test dates, divided by the uniform share. The first prose ('well over its share',
+    every run) and its test (> 1, weaker than the prose) were written from seeds 0-4; held-out seed 5
+    gave 1.01 (native kernels), 1.03 (pinned). Measured under the pin, seeds 0-9: 2.69, 1.84, 1.85,
+    1.86, 2.10, 1.03, 2.70, 2.47, 2.47, 3.59."""
+    means = {seed: _year_mean(seed) for seed in ALL_SEEDS}
+    assert sum(m >= 1.8 for m in means.values()) >= 9, means
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_each_output_number_reads_its_piece(seed):
+    """Section 5 ('the output numbers read the pieces that hold them nine times in ten or more, in each
+    of the ten runs we tried'), as the notebook counts it: on the first 200 test dates whose parts are
+    each one piece, each output number's largest share of cross-attention (mean of heads) is on its
+    own piece in layer 0 or in layer 1, on at least 90 % of the dates. Written from seeds 0-2 of
+    test_what_each_kind_of_attention_looks_at; measured under the pin (185 dates), seeds 0-9: 184,
+    185, 180, 185, 182, 185, 184, 182, 185, 176."""
+    reads = []
+    for t, _, src, _, maps in _many_maps(seed):
+        if pos := part_positions(src, t):
+            reads.append(any(all(maps["cross"][layer].mean(0)[row].argmax().item() == pos[part]
+                                 for row, part in ((0, "year"), (2, "month"), (4, "day"))) for layer in (0, 1)))
+    assert sum(reads) >= 0.9 * len(reads), (seed, sum(reads), len(reads))
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
