@@ -93,12 +93,14 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Before a notebook's first cell starts its kernel: the pinned numerics, except for the
-    notebooks that run with the processor's native kernels (tools/numerics.py)."""
-    if ".ipynb::" in item.nodeid:  # an nbval cell: its notebook's kernel starts with this env
-        env = numerics.for_notebook(Path(str(item.fspath)).name)
-        for key in numerics.PINNED:
-            if key in env:
-                os.environ[key] = env[key]
-            else:
-                os.environ.pop(key, None)
+    """Before every test: the pinned numerics in this process's environment (inherited by the
+    kernels, JupyterLab servers and subprocesses it starts), except while a notebook that runs with
+    the processor's native kernels starts its kernel (tools/numerics.py). Set for every test, so that
+    a native notebook's setting never leaks into the tests after it."""
+    name = Path(str(item.fspath)).name if ".ipynb::" in item.nodeid else ""
+    env = numerics.for_notebook(name)
+    for key in numerics.PINNED:
+        if key in env:
+            os.environ[key] = env[key]
+        else:
+            os.environ.pop(key, None)

@@ -79,3 +79,27 @@ def test_the_cache_key_records_the_numerics(monkeypatch, tmp_path):
     assert history["cached"] is False
     assert len(list(tmp_path.glob("pin-key-*.pt"))) == 2
     assert set(cache.numerics()) == {"capability", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA"}
+
+
+@pytest.mark.skipif(not X86, reason="the pin applies to x86-64 only")
+def test_a_native_notebook_does_not_leave_the_worker_unpinned(monkeypatch):
+    """The root conftest unpins the environment while notebook 15's kernel starts, and pins it
+    again for the next test, whatever it is (a browser test starting JupyterLab, a unit test)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("root_conftest_numerics", ROOT / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+
+    class Item:
+        def __init__(self, nodeid):
+            self.nodeid, self.fspath = nodeid, ROOT / nodeid.split("::")[0]
+
+    for key, value in numerics.PINNED.items():
+        monkeypatch.setenv(key, value)
+    conftest.pytest_runtest_setup(Item("notebooks/15_a_real_language_model.ipynb::Cell 0"))
+    assert not any(key in os.environ for key in numerics.PINNED)
+    conftest.pytest_runtest_setup(Item("tests/test_cache.py::test_x"))
+    assert all(os.environ.get(k) == v for k, v in numerics.PINNED.items())
+    conftest.pytest_runtest_setup(Item("notebooks/10_training_a_translator.ipynb::Cell 3"))
+    assert all(os.environ.get(k) == v for k, v in numerics.PINNED.items())
