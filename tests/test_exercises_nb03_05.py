@@ -147,6 +147,9 @@ def test_nb05_param_count(capsys):
     rejects(nb05.check_mha_param_count, lambda d, h, b: 4 * d * (d // h) + (4 * d if b else 0),
             r"got 160, and 96 with num_heads=4: the count changes with the number of heads")
     rejects(nb05.check_mha_param_count, lambda d, h, b: 4 * d * d + 4 * d, "with bias=False the projections have no biases")
+    # d_k biases per projection (one head's worth) instead of d_model: a message about biases, not heads
+    rejects(nb05.check_mha_param_count, lambda d, h, b: 4 * d * d + (4 * (d // h) if b else 0),
+            r"got 272: the weights are right, the biases are not.*d_model of them.*not d_k")
 
 
 def test_nb04_sliding_window_message_names_the_rule_broken_not_the_answer():

@@ -254,6 +254,9 @@ def test_param_count(capsys):
     def no_final(s, t, d, n, f, nf, tie):
         return nb09.transformer_param_count(s, t, d, n, f, False, tie)
 
+    def one_final(s, t, d, n, f, nf, tie):  # one final LayerNorm instead of one per stack
+        return nb09.transformer_param_count(s, t, d, n, f, nf, tie) - (2 * d if nf else 0)
+
     def tied_twice(s, t, d, n, f, nf, tie):
         return nb09.transformer_param_count(s, t, d, n, f, nf, False)
 
@@ -262,6 +265,8 @@ def test_param_count(capsys):
 
     rejects(nb09.check_param_count, no_norms, r"got \d+, 320 too few: that is 10 blocks of 2·d_model")
     rejects(nb09.check_param_count, no_final, r"got \d+, 4·d_model = 64 too few")
+    rejects(nb09.check_param_count, one_final, r"got \d+, 2·d_model = 32 too few: that is one LayerNorm's weight "
+                                               r"and bias\. With norm_first=True, how many stacks")
     rejects(nb09.check_param_count, tied_twice, r"got \d+, d_model·tgt_vocab = 208 too many")
     rejects(nb09.check_param_count, no_attention_biases, "attention's biases")
     rejects(nb09.check_param_count, no_output_bias,
@@ -298,6 +303,7 @@ def test_embedding_rows(capsys):
     rejects(check, (range(8), range(8)), "an embedding table is a lookup")
     rejects(check, ([3, 4, 5, 6, 2], range(8)), "which ids does the decoder read")
     rejects(check, ([1, 3, 4, 5, 6], [1, 3, 4, 5, 6]), "the softmax pushes every word's score")
+    rejects(check, ([1, 3, 4, 5, 6], range(1, 8)), r"never reads <pad> \(id 0\), but the output scores it")
     rejects(check, ([1, 3, 4, 5, 6], [0]), "add up both uses")
     rejects(check, ("le chat", range(8)), "token ids")
 

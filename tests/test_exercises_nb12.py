@@ -129,3 +129,21 @@ def test_flops_per_token(capsys):
     with pytest.raises(AssertionError, match="forward pass"):
         nb12.check_flops_per_token(lambda *a: 3 * flops_right(*a))
     assert nb12.check_flops_per_token(flops_right)
+
+
+def test_flops_per_token_gives_a_hint_before_the_numbers(monkeypatch):
+    monkeypatch.setitem(nb12._FLOPS_WRONG_TRIES, "count", 0)  # a fresh session
+    with pytest.raises(AssertionError) as first:
+        nb12.check_flops_per_token(flops_without_head)
+    assert "output layer multiplies the token too" in str(first.value)
+    assert "FLOPs (2 x" not in str(first.value) and "weights +" not in str(first.value)
+    assert "second wrong try shows the expected count" in str(first.value)
+    with pytest.raises(AssertionError, match=r"expected [\d,]+ FLOPs \(2 x [\d,]+ weights \+ [\d,]+ for "
+                                             r"attention\), got [\d,]+\. The output layer"):
+        nb12.check_flops_per_token(flops_without_head)
+
+
+def test_flops_per_token_first_wrong_try_without_a_named_slip_gets_the_recipe(monkeypatch):
+    monkeypatch.setitem(nb12._FLOPS_WRONG_TRIES, "count", 0)
+    with pytest.raises(AssertionError, match=r"you counted 1,000 FLOPs.*Count 2 FLOPs per weight that multiplies"):
+        nb12.check_flops_per_token(lambda *a: 1000)

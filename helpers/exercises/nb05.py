@@ -76,6 +76,10 @@ def check_mha_param_count(fn):
             raise AssertionError(f"{case}: with bias=False the projections have no biases, only the 4 weights")
         if bias and got == 4 * d_model * d_model:
             raise AssertionError(f"{case}, the weights only: each of the 4 projections also has d_model biases")
+        if bias and got == 4 * d_model * d_model + 4 * (d_model // heads):
+            raise AssertionError(f"{case}: the weights are right, the biases are not. Each projection adds one bias "
+                                 "per output feature, d_model of them (the heads' d_k-wide slices side by side), "
+                                 "not d_k")
         other = heads * 2 if d_model % (heads * 2) == 0 else 1
         got_other = call(fn, d_model, other, bias)
         if got == want // heads or got == want * heads or got_other != got:

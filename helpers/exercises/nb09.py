@@ -47,6 +47,10 @@ def check_param_count(fn):
         if nf and got == want - 4 * d:
             raise AssertionError(f"{args}: got {got}, 4·d_model = {4 * d} too few: with "
                                  "norm_first=True, what does each stack add after its last layer?")
+        if nf and got == want - 2 * d:
+            raise AssertionError(f"{args}: got {got}, 2·d_model = {2 * d} too few: that is one LayerNorm's "
+                                 "weight and bias. With norm_first=True, how many stacks end with a final "
+                                 "LayerNorm?")
         if tie and got == want + d * t:
             raise AssertionError(f"{args}: got {got}, d_model·tgt_vocab = {d * t} too many: with "
                                  "tie_weights=True, how many matrices of that size does the model hold?")
@@ -244,9 +248,14 @@ def check_embedding_rows(untied, tied):
         problems.append(f"untied: you said {given['untied']}, the rows with a gradient are "
                         f"{measured['untied']} ({hint})")
     if given["tied"] != measured["tied"]:
-        hint = ("with tying, the same matrix also scores every word at the output: the softmax "
-                "pushes every word's score, so every row gets a gradient"
-                if given["tied"] == measured["untied"] else "the matrix is used twice: add up both uses")
+        if given["tied"] == measured["untied"]:
+            hint = ("with tying, the same matrix also scores every word at the output: the softmax "
+                    "pushes every word's score, so every row gets a gradient")
+        elif given["tied"] == [i for i in measured["tied"] if i != 0]:
+            hint = ("the decoder never reads <pad> (id 0), but the output scores it like every other word: "
+                    "the softmax gives it a probability too, so its row gets a gradient at the output")
+        else:
+            hint = "the matrix is used twice: add up both uses"
         problems.append(f"tied: you said {given['tied']}, the rows with a gradient are "
                         f"{measured['tied']} ({hint})")
     if problems:

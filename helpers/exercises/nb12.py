@@ -103,6 +103,11 @@ def check_sentence_log_prob(fn):
         )
 
 
+# Wrong answers to exercise 4 so far in this session: the first gets a hint only, so that the
+# learner looks for the missing term before seeing the expected count; later ones get the numbers.
+_FLOPS_WRONG_TRIES = {"count": 0}
+
+
 @checker("Exercise 4 (FLOPs per token)")
 def check_flops_per_token(fn):
     """``fn(vocab_size, d_model, num_layers, d_ff, context)`` -> the forward FLOPs of one token."""
@@ -114,7 +119,9 @@ def check_flops_per_token(fn):
             continue
         weights = n * (4 * d * d + 2 * d * f) + v * d
         attention = n * 2 * 2 * c * d
-        hint = ""
+        hint = (" Count 2 FLOPs per weight that multiplies the token (per layer the four d_model x d_model "
+                "projections and the two feed-forward matrices, then the output layer), plus "
+                "2 * 2 * context * d_model per layer for attention.")
         if got == 3 * want:
             hint = " That is a training step's count (forward + backward); the exercise asks for the forward pass."
         elif got == want - 2 * v * d:
@@ -125,6 +132,11 @@ def check_flops_per_token(fn):
             hint = " Count 2 FLOPs per weight (a multiply and an add)."
         elif got == want - 2 * n * d * f:
             hint = " The feed-forward network has two matrices of d_model x d_ff."
+        case = f"vocab_size={v}, d_model={d}, num_layers={n}, d_ff={f}, context={c}"
+        _FLOPS_WRONG_TRIES["count"] += 1
+        if _FLOPS_WRONG_TRIES["count"] == 1:
+            raise AssertionError(f"{case}: you counted {got:,} FLOPs, which is not the forward pass of one "
+                                 f"token.{hint} (A second wrong try shows the expected count.)")
         raise AssertionError(
-            f"vocab_size={v}, d_model={d}, num_layers={n}, d_ff={f}, context={c}: expected {want:,} FLOPs "
-            f"(2 x {weights:,} weights + {attention:,} for attention), got {got:,}.{hint}")
+            f"{case}: expected {want:,} FLOPs (2 x {weights:,} weights + {attention:,} for attention), "
+            f"got {got:,}.{hint}")
