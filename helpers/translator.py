@@ -395,6 +395,9 @@ TRANSLATOR_RECIPE = {
     # training
     "steps": 1_200, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 100, "smoothing": 0.1,
     "clip_norm": 1.0, "length_buckets": 1, "log_every": 100, "n_val_logged": 200,
+    # the weights after this many steps are kept with the run (a log step): an under-trained model
+    # of the same run, for comparisons that need one (``translator_snapshot``), at no extra training
+    "snapshot_step": 200,
     # CPU threads for training (None: the process's). One: for a model this small a second thread
     # only adds synchronisation (no faster on an idle 2-core machine, several times slower on a
     # busy one), and the trained weights are then the same whatever the thread count of the process.
@@ -422,8 +425,11 @@ def make_translator(vocab_size: int, seed: int = 0, device=None, **changes) -> T
     if unknown:
         raise TypeError(f"make_translator: unknown recipe entries {unknown}; the recipe has "
                         f"{sorted(TRANSLATOR_RECIPE)}")
-    r = {**TRANSLATOR_RECIPE, **changes}
     seed_everything(seed)
+    return _build_translator(vocab_size, {**TRANSLATOR_RECIPE, **changes}, device)
+
+
+def _build_translator(vocab_size: int, r: dict, device) -> Transformer:
     model = Transformer(vocab_size, vocab_size, d_model=r["d_model"], num_heads=r["num_heads"],
                         num_layers=r["num_layers"], d_ff=r["d_ff"], dropout=r["dropout"],
                         max_len=r["max_len"], norm_first=r["norm_first"])
@@ -462,6 +468,9 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
 
         def on_log(step, history):
             history.setdefault("val_acc", []).append(exact_match_accuracy(model, val_logged, tok)[0])
+            if step == r["snapshot_step"] < steps:
+                history["snapshot"] = {"step": step, "state_dict": {
+                    k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
 
         history = train_seq2seq(model, train, tok, steps=steps, batch_size=r["batch_size"],
                                 peak_lr=r["peak_lr"], warmup_steps=min(r["warmup_steps"], steps - 1),
@@ -476,3 +485,22 @@ def train_translator(seed: int = 0, steps: int | None = None, device=None, cache
     model, history = load_or_train("translator", model, fit, key, cache=cache,
                                    threads=_training_threads())
     return model, tok, history
+
+
+def translator_snapshot(history: dict, device=None):
+    """The model of a ``train_translator`` run as it was after ``TRANSLATOR_RECIPE["snapshot_step"]``
+    of its steps, in eval mode: an under-trained model of the same run, kept with it (no training).
+    ``history`` is the run's history; a run that stopped before that step has no snapshot."""
+    if not isinstance(history, dict) or "config" not in history:
+        raise TypeError(f"translator_snapshot: history must be the history train_translator returned, "
+                        f"got {type(history).__name__}")
+    snap = history.get("snapshot")
+    if snap is None:
+        raise ValueError(f"translator_snapshot: this run has no snapshot: it trained "
+                         f"{history['config'].get('steps')} steps, and the weights are kept after "
+                         f"{TRANSLATOR_RECIPE['snapshot_step']} steps of a run longer than that")
+    device = torch.device(device) if device is not None else get_device()
+    with torch.random.fork_rng(devices=[]):  # the initial weights are replaced: the caller's random
+        model = _build_translator(len(date_tokenizer()), TRANSLATOR_RECIPE, device)  # state is kept
+    model.load_state_dict(snap["state_dict"])
+    return model.eval()

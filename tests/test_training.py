@@ -38,6 +38,7 @@ from helpers.translator import (
     translate,
     translate_hiding,
     translation_message,
+    translator_snapshot,
 )
 from helpers.widgets import translator_view, translator_widget
 
@@ -512,6 +513,43 @@ def test_train_translator_cache_gives_the_same_weights(tmp_path, monkeypatch):
         train_translator(steps=0)
     with pytest.raises(TypeError, match="train_translator: seed must be an int, got str"):
         train_translator(seed="0")
+
+
+def test_train_translator_keeps_a_snapshot_of_the_same_run(tmp_path, monkeypatch):
+    """The recipe keeps the weights after ``snapshot_step`` steps (notebook 10's under-trained
+    model): exactly the run's weights at that step, kept through the cache, rebuilt without
+    touching the caller's random state; a run that stops before that step has none."""
+    import helpers.translator as translator
+
+    monkeypatch.setenv("ATTENTION_TUTORIAL_CACHE", str(tmp_path))
+    for key, value in {"n_train": 2_000, "n_val_logged": 20, "log_every": 1, "snapshot_step": 2}.items():
+        monkeypatch.setitem(TRANSLATOR_RECIPE, key, value)
+    seen, real = [], translator.exact_match_accuracy
+
+    def spy(model, *args, **kwargs):  # runs at every log step, just before the snapshot is taken
+        seen.append({k: v.clone() for k, v in model.state_dict().items()})
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(translator, "exact_match_accuracy", spy)
+    model, _, history = train_translator(seed=3, steps=4, device="cpu")
+    assert history["snapshot"]["step"] == 2 and len(seen) == 4
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    early = translator_snapshot(history, device="cpu")
+    assert torch.equal(torch.rand(3), expected)  # no reseeding
+    assert not early.training
+    for name, value in early.state_dict().items():
+        assert torch.equal(value, seen[1][name]), name
+    assert not torch.equal(early.out_proj.weight, model.out_proj.weight)
+    _, _, cached = train_translator(seed=3, steps=4, device="cpu")
+    assert cached["cached"] is True
+    assert all(torch.equal(v, early.state_dict()[k])
+               for k, v in translator_snapshot(cached, device="cpu").state_dict().items())
+    with pytest.raises(ValueError, match="has no snapshot: it trained 2 steps"):
+        translator_snapshot(train_translator(seed=3, steps=2, device="cpu", cache=False)[2])
+    with pytest.raises(TypeError, match="must be the history train_translator returned, got list"):
+        translator_snapshot([1, 2])
 
 
 def test_train_translator_recipe_fits_the_budget():

@@ -43,6 +43,7 @@ from helpers.translator import (
     translate,
     translate_hiding,
     translator_data,
+    translator_snapshot,
 )
 
 SEEDS = (0, 1, 2)
@@ -53,12 +54,6 @@ EXAMPLE = "friday, 12 march 2021"
 def trained():
     """{seed: (model, tokenizer, history)} for the recipe (1,200 steps) at seeds 0, 1 and 2."""
     return {seed: train_translator(seed=seed, device="cpu") for seed in SEEDS}
-
-
-@pytest.fixture(scope="module")
-def early():
-    """{seed: model} trained for 200 steps (the under-trained model of section 4)."""
-    return {seed: train_translator(seed=seed, steps=200, device="cpu")[0] for seed in SEEDS}
 
 
 @pytest.fixture(scope="module")
@@ -188,12 +183,10 @@ def _beam(model, tok, source):
     return tok.decode(beam_search(model, src, 3, 12, tok.bos_id, tok.eos_id)[0])
 
 
-def test_greedy_and_beam_search(trained, early, data):
+def test_greedy_and_beam_search(trained, data):
     """Section 4: the trained model is sure of itself (every token of the example above 0.5) and
     greedy and beam search (beam 3) agree on >= 90 of the first 100 test dates, beam right on
-    >= 90; the 200-step model is less sure: the two differ on some of the 100, and where they
-    differ the beam's output is at least as likely in most cases (not in general: see
-    tests/test_decoding.py). Seeds 0, 1, 2; variation: 1,200 and 200 steps."""
+    >= 90. Seeds 0, 1, 2. The under-trained model: ``test_beam_search_on_the_snapshot``."""
     _, _, test = data
     subset = test[:100]
     for seed, (model, tok, _) in trained.items():
@@ -202,17 +195,32 @@ def test_greedy_and_beam_search(trained, early, data):
         beams = [_beam(model, tok, s) for s, _ in subset]
         assert sum(b == g for b, g in zip(beams, greedy, strict=True)) >= 90, seed
         assert sum(b == t for b, (_, t) in zip(beams, subset, strict=True)) >= 90, seed
-    for seed, model in early.items():
-        greedy = translate(model, [s for s, _ in subset], tok, raw=True)
-        diffs = [(s, g, b) for (s, _), g in zip(subset, greedy, strict=True)
-                 if (b := _beam(model, tok, s)) != g]
-        assert diffs, f"seed {seed}: the 200-step model agrees with beam search everywhere"
 
-        def logp(s, out, model=model):
-            return torch.log(_token_probs(model, tok, s, out)).sum().item()
 
-        likelier = sum(logp(s, b) >= logp(s, g) - 1e-4 for s, g, b in diffs)
-        assert likelier >= len(diffs) / 2, (seed, likelier, len(diffs))
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_beam_search_on_the_snapshot(seed, data):
+    """Section 4: the run's own weights after 200 of its 1,200 steps (``translator_snapshot``) are
+    less sure than the final ones: greedy and beam search (beam 3) differ on some of the first
+    300 test dates, and where they differ the beam's output is at least as likely in most cases
+    (not in general: see tests/test_decoding.py). Written from seeds 0-4, where they differed on
+    6, 7, 11, 5 and 5 dates (on the first 100 only 2 or 3, too few to rely on) and the beam's output
+    was at least as likely on all of them; checked unchanged on held-out seeds 5-9. Variation: 1,200 and 200 steps (the final model in
+    ``test_greedy_and_beam_search``)."""
+    _, _, test = data
+    subset = test[:300]
+    model, tok, history = train_translator(seed=seed, device="cpu")
+    early = translator_snapshot(history, device="cpu")
+    assert history["snapshot"]["step"] == 200 and history["val_acc"][1] < history["val_acc"][-1]
+    greedy = translate(early, [s for s, _ in subset], tok, raw=True)
+    diffs = [(s, g, b) for (s, _), g in zip(subset, greedy, strict=True)
+             if (b := _beam(early, tok, s)) != g]
+    assert diffs, f"seed {seed}: the 200-step snapshot agrees with beam search everywhere"
+
+    def logp(s, out):
+        return torch.log(_token_probs(early, tok, s, out)).sum().item()
+
+    likelier = sum(logp(s, b) >= logp(s, g) - 1e-4 for s, g, b in diffs)
+    assert likelier >= len(diffs) / 2, (seed, likelier, len(diffs))
 
 
 def _holds(piece, label):
