@@ -303,7 +303,7 @@ def _allowed(t, window, sinks):
 
 @checker("Exercise 5 (positions within the cache)")
 def check_cache_rope_positions(fn):
-    """``fn(t, window, sinks)`` -> (the RoPE positions of the keys the query at t sees, in the
+    """``fn(t, window, sinks)`` -> (the RoPE positions of the keys the query at t sees, in
     increasing order, sinks first, and the query's own): their places 0, 1, ... in the cache."""
     for t, window, sinks in ((9, 4, 2), (3, 4, 2), (0, 3, 0), (20, 1, 1), (100, 8, 4), (5, 10, 4), (1, 1, 4)):
         got = call(fn, t, window, sinks)
