@@ -195,7 +195,10 @@ def decode_step_cost(num_params: int, num_layers: int, num_heads: int, num_kv_he
     ``context`` cached ones:
 
     - ``flops``: 2 per weight per new token (``num_params`` weights that multiply every token) plus
-      attention's two products, 2 * 2 * h * d_k per (new token, key) pair, keys = context + new;
+      attention's two products, 2 * 2 * h * d_k per layer and per (new token, key) pair that the
+      causal mask allows: the new token at place t (0, 1, ...) sees context + t + 1 keys, so the
+      pairs are new * context + new * (new + 1) / 2 (context + 1 for a decoding step; a prefill's
+      queries see (new + 1) / 2 keys on average);
     - ``weight_bytes``: every weight is read once per step, whatever the batch;
     - ``kv_bytes``: the cache read (``context`` positions) and written (the new ones), per sequence;
     - ``intensity``: flops per byte read or written. A processor that does F FLOPs in the time it
@@ -213,7 +216,8 @@ def decode_step_cost(num_params: int, num_layers: int, num_heads: int, num_kv_he
         raise TypeError(f"{func}: dtype must be a torch.dtype such as torch.float16, got {dtype!r}")
     itemsize = torch.empty((), dtype=dtype).element_size()
     keys = context + new_tokens
-    flops = batch_size * new_tokens * (2 * num_params + num_layers * 2 * 2 * num_heads * head_dim * keys)
+    pairs = new_tokens * context + new_tokens * (new_tokens + 1) // 2  # (query, key) pairs under the causal mask
+    flops = batch_size * (new_tokens * 2 * num_params + num_layers * 2 * 2 * num_heads * head_dim * pairs)
     weight_bytes = num_params * itemsize
     kv_bytes = kv_cache_bytes(num_layers, num_kv_heads, head_dim, keys, batch_size, dtype)
     return {"flops": flops, "weight_bytes": weight_bytes, "kv_bytes": kv_bytes,

@@ -1,58 +1,200 @@
 """Each checker of notebook 13 says "not attempted" for the stub, rejects plausible wrong
-answers with a message naming what was expected and accepts a right answer."""
+answers with a message naming what was expected and accepts a right answer. Exercises 1-4 are
+predictions: a first wrong answer gets a hint without the expected value, the next ones both."""
+
+import math
 
 import pytest
 import torch
 
 from helpers.exercises import nb13
+from helpers.modern import decode_step_cost, kv_cache_bytes
 
 
 def stub(*args):
     raise NotImplementedError
 
 
-def test_expand_kv(capsys):
-    assert not nb13.check_expand_kv(stub)
+@pytest.fixture(autouse=True)
+def fresh_session():
+    """Every test starts as a learner's first try."""
+    for key in nb13.WRONG_TRIES:
+        nb13.WRONG_TRIES[key] = 0
+
+
+def wrong_twice(check, *answers):
+    """The messages of a first and a second wrong try of the same answers."""
+    messages = []
+    for _ in range(2):
+        with pytest.raises(AssertionError) as err:
+            check(*answers)
+        messages.append(str(err.value))
+    return messages
+
+
+# Exercise 1: the smallest batch above 295 FLOPs per byte, by brute force over decode_step_cost
+LLAMA_8B = dict(num_params=8_000_000_000, num_layers=32, num_heads=32, num_kv_heads=8, head_dim=128)
+BATCH_256 = next(b for b in range(1, 5000) if decode_step_cost(**LLAMA_8B, context=256, batch_size=b)["intensity"] > 295)
+
+
+def test_compute_bound_batch_right_and_not_attempted(capsys):
+    assert BATCH_256 == 762
+    assert not nb13.check_compute_bound_batch({256: ..., 512: ...})
     assert "not attempted yet" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match="tiled"):
-        nb13.check_expand_kv(lambda k, h: k.repeat(1, h // k.shape[1], 1, 1))
-    with pytest.raises(AssertionError, match="expected shape"):
-        nb13.check_expand_kv(lambda k, h: k)
-    assert nb13.check_expand_kv(lambda k, h: k.repeat_interleave(h // k.shape[1], dim=1))
+    assert not nb13.check_compute_bound_batch({256: BATCH_256, 512: ...})
+    assert "still to predict: [512]" in capsys.readouterr().out
+    assert nb13.check_compute_bound_batch({256: BATCH_256, 512: None})
+    assert nb13.check_compute_bound_batch({256: float(BATCH_256), 512: None})  # 762.0 is a whole number
 
 
-def test_kv_cache_size(capsys):
-    assert not nb13.check_kv_cache_size(stub)
+def test_compute_bound_batch_at_512_none_is_enough():
+    """As B grows, B F / (W + B C) tends to F / C, about 242 at 512 cached tokens: below 295."""
+    assert decode_step_cost(**LLAMA_8B, context=512, batch_size=10**7)["intensity"] < 295
+    first, second = wrong_twice(nb13.check_compute_bound_batch, {256: BATCH_256, 512: 291})
+    assert "tend to" in first and "None if no batch" in first and "expected" not in first
+    assert "expected None" in second
+
+
+@pytest.mark.parametrize("wrong, concept", [
+    (293, "weights' bytes only"),  # 295 W / F: the caches forgotten
+    (423, "keys AND values"),  # the cache counted once
+    (779, "attention's own FLOPs"),  # F = 2N
+    (757, "context \\+ 1 keys"),  # the new token's key forgotten
+    (761, "not above 295"),  # one short
+    (800, "the smallest"),
+    (None, "tend to"),
+])
+def test_compute_bound_batch_names_the_slip(wrong, concept):
+    first, second = wrong_twice(nb13.check_compute_bound_batch, {256: wrong, 512: None})
+    assert "context 256" in first and "hint:" in first and "762" not in first
+    assert "expected 762" in second
+    assert pytest.raises(AssertionError, nb13.check_compute_bound_batch, {256: wrong, 512: None}).match(concept)
+
+
+def test_compute_bound_batch_refuses_what_is_not_a_batch():
+    with pytest.raises(AssertionError, match="whole number"):
+        nb13.check_compute_bound_batch({256: 761.6, 512: None})
+    with pytest.raises(AssertionError, match="keys"):
+        nb13.check_compute_bound_batch({256: 762})
+
+
+# Exercise 2: attention's FLOPs per cache byte, 2 h / (h_kv b): 8, 8 and 4 for h = 64, h_kv = 8
+
+
+def test_attention_intensity_right_and_from_decode_step_cost(capsys):
+    c = decode_step_cost(70_000_000_000, 80, 64, 8, 128, context=4096, dtype=torch.float32)
+    assert (c["flops"] - 2 * 70_000_000_000) / c["kv_bytes"] == 4
+    assert not nb13.check_attention_intensity({(2, 1): ..., (2, 64): ..., (4, 1): ...})
     assert "not attempted yet" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match="keys AND values"):
-        nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: n * kv * d * t * b * s)
-    with pytest.raises(AssertionError, match="expected"):
-        nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: 2 * n * kv * d * t * s)  # forgot the batch
-    with pytest.raises(AssertionError, match="int"):
-        nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: float(2 * n * kv * d * t * b * s))
-    assert nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: 2 * n * kv * d * t * b * s)
+    assert nb13.check_attention_intensity({(2, 1): 8, (2, 64): 8.0, (4, 1): 4})
 
 
-def test_window_positions(capsys):
-    assert not nb13.check_window_positions(stub)
+@pytest.mark.parametrize("wrong, concept", [
+    ((16, 16, 8), "keys AND values"),  # the cache counted once
+    ((16, 16, 16), "FLOPs per number"),  # bytes per number forgotten
+    ((8, 512, 4), "B cancels"),  # the FLOPs grow with B, the bytes not
+    ((1, 1, 0.5), "not h = 64"),  # the cache of h heads: off by h / h_kv
+    ((64, 64, 32), "h_kv heads"),  # the cache without its h_kv
+    ((4, 4, 2), "multiply and an add"),  # a multiply-add counted as 1 FLOP
+])
+def test_attention_intensity_names_the_slip(wrong, concept):
+    answers = dict(zip(((2, 1), (2, 64), (4, 1)), wrong, strict=True))
+    first, second = wrong_twice(nb13.check_attention_intensity, answers)
+    assert "hint:" in first and "expected" not in first and concept in first.replace("\n", " ")
+    assert "expected" in second
+
+
+def test_attention_intensity_checks_every_question():
+    """Two right answers do not hide a wrong third."""
+    with pytest.raises(AssertionError, match=r"4 bytes per number, B = 1: you said 8"):
+        nb13.check_attention_intensity({(2, 1): 8, (2, 64): 8, (4, 1): 8})
+
+
+# Exercise 3: a window of 4,096 with 4 sinks, Mistral-7B-like, 16-bit, against 24 GiB
+
+RIGHT_BUDGET = {"positions": 4099, "sequences": 47, "full GiB": 16}
+
+
+def test_window_budget_right_and_from_kv_cache_bytes(capsys):
+    per_sequence = kv_cache_bytes(32, 8, 128, 4 + 4096 - 1, dtype=torch.float16)
+    assert 24 * 2**30 // per_sequence == 47
+    assert kv_cache_bytes(32, 8, 128, 131_072, dtype=torch.float16) == 16 * 2**30
+    assert not nb13.check_window_budget(dict.fromkeys(RIGHT_BUDGET, ...))
     assert "not attempted yet" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match="includes the query"):
-        nb13.check_window_positions(lambda t, w, s: [j for j in range(t + 1) if t - j <= w or j < s])
-    with pytest.raises(AssertionError, match="expected"):
-        nb13.check_window_positions(lambda t, w, s: [j for j in range(t + 1) if t - j < w])  # no sinks
-    assert nb13.check_window_positions(lambda t, w, s: [j for j in range(t + 1) if t - j < w or j < s])
+    assert nb13.check_window_budget(RIGHT_BUDGET)
+    assert nb13.check_window_budget({**RIGHT_BUDGET, "full GiB": 16.0})
 
 
-def test_rms_norm(capsys):
-    assert not nb13.check_rms_norm(stub)
+@pytest.mark.parametrize("key, wrong, concept", [
+    ("positions", 4096, "sinks stay"),
+    ("positions", 4100, "w - 1 recent positions"),
+    ("positions", 4095, "sinks stay"),
+    ("sequences", 44, "2\\^30 bytes, not 10\\^9"),  # 24e9 bytes
+    ("sequences", 95, "keys AND values"),
+    ("sequences", 48, "round down"),
+    ("full GiB", 15.625, "not 128,000"),  # 128,000 tokens
+    ("full GiB", 17.179869184, "GB"),  # 10^9 bytes
+    ("full GiB", 17_179_869_184, "that is bytes"),
+    ("full GiB", 8, "keys AND values"),
+    ("full GiB", 64, "8 kv heads, not the 32 query heads"),
+])
+def test_window_budget_names_the_slip(key, wrong, concept):
+    first, second = wrong_twice(nb13.check_window_budget, {**RIGHT_BUDGET, key: wrong})
+    assert f"{key}: you said" in first and "hint:" in first and "expected" not in first
+    assert f"expected {RIGHT_BUDGET[key]!r}" in second
+    assert pytest.raises(AssertionError, nb13.check_window_budget, {**RIGHT_BUDGET, key: wrong}).match(concept)
+
+
+# Exercise 4: NTK-aware scaling at alpha = 2 on rows of 64, d_k = 16, trained on rows of 32
+
+
+def past_pairs_brute_force(alpha, d_k=16):
+    """Pairs whose largest angle on rows of 64 exceeds the largest met on rows of 32, among those
+    that never turned a whole circle in training (angle per position computed one pair at a time)."""
+    past = set()
+    for i in range(d_k // 2):
+        omega = 10000.0 ** (-2 * i / d_k)
+        ntk_omega = (10000.0 * alpha ** (d_k / (d_k - 2))) ** (-2 * i / d_k)  # the raised base
+        if 31 * omega < 2 * math.pi and 63 * ntk_omega > 31 * omega:
+            past.add(i)
+    return past
+
+
+def test_ntk_pairs_right_and_from_the_raised_base(capsys):
+    assert past_pairs_brute_force(2.0) == {2, 3, 4, 5, 6, 7}
+    alpha = next(a for a in range(1, 100) if not past_pairs_brute_force(float(a)))
+    assert alpha == 12 and past_pairs_brute_force(11.0) == {2}
+    assert not nb13.check_ntk_pairs(..., ...)
     assert "not attempted yet" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match="LayerNorm"):
-        nb13.check_rms_norm(lambda x, w, eps: torch.nn.functional.layer_norm(x, x.shape[-1:], w, None, eps))
-    with pytest.raises(AssertionError, match="inside the square root"):
-        nb13.check_rms_norm(lambda x, w, eps: x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps) * w)
-    with pytest.raises(AssertionError, match="gain is missing"):
-        nb13.check_rms_norm(lambda x, w, eps: x / x.pow(2).mean(-1, keepdim=True).add(eps).sqrt())  # no weight
-    assert nb13.check_rms_norm(lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w)
+    assert not nb13.check_ntk_pairs({2, 3, 4, 5, 6, 7}, ...)
+    assert "still to predict: alpha" in capsys.readouterr().out
+    assert nb13.check_ntk_pairs({2, 3, 4, 5, 6, 7}, 12)
+    assert nb13.check_ntk_pairs([7, 6, 5, 4, 3, 2], 12.0)
+
+
+@pytest.mark.parametrize("pairs, alpha, concept", [
+    ({2, 3, 4, 5, 6}, 12, "offset 63, not 2 x 31"),  # the slowest pair thought exactly stretched
+    (set(range(8)), 12, "whole circle"),  # the pairs that met every angle counted
+    ({2, 3, 4, 5, 6, 7}, 11, r"pairs \[2\] still go past"),  # 11.95 rounded down
+    ({2, 3, 4, 5, 6, 7}, 3, "the fastest one"),  # enough for the slowest pair only
+    ({2, 3, 4, 5, 6, 7}, 16, "the smallest"),
+    ({2, 3, 4, 5, 6, 7}, 0, "at least 1"),
+])
+def test_ntk_pairs_names_the_slip(pairs, alpha, concept):
+    first, second = wrong_twice(nb13.check_ntk_pairs, pairs, alpha)
+    assert "hint:" in first and "expected" not in first
+    assert "expected" in second
+    assert pytest.raises(AssertionError, nb13.check_ntk_pairs, pairs, alpha).match(concept)
+
+
+def test_ntk_pairs_refuses_what_is_not_a_pair():
+    with pytest.raises(AssertionError, match="pairs 0 to 7"):
+        nb13.check_ntk_pairs({8}, 12)
+    with pytest.raises(AssertionError, match="set of pair indices"):
+        nb13.check_ntk_pairs(2.5, 12)
+
+
+# Exercise 5
 
 
 def cache_positions_right(t, window, sinks):
@@ -74,54 +216,13 @@ def test_cache_rope_positions(capsys):
     assert nb13.check_cache_rope_positions(cache_positions_right)
 
 
-# Wrong answers found by the review of notebook 13 (notes/review_modern.md, findings 19-21).
-
-
-def test_window_positions_refuses_sinks_in_the_future():
+def test_cache_rope_positions_refuses_sinks_in_the_future():
     """Sinks kept whatever t (so the query at t=1 with 4 sinks saw 2 and 3) passed the checker."""
     def future_sinks(t, window, sinks):
         return sorted(set(range(sinks)) | {j for j in range(t + 1) if t - j < window})
-
-    with pytest.raises(AssertionError, match="in the future"):
-        nb13.check_window_positions(future_sinks)
 
     def future_places(t, window, sinks):
         return list(range(len(future_sinks(t, window, sinks)))), len(future_sinks(t, window, sinks)) - 1
 
     with pytest.raises(AssertionError, match="places"):
         nb13.check_cache_rope_positions(future_places)
-
-
-@pytest.mark.parametrize("wrong, concept", [
-    (lambda n, kv, d, t, b, s: 2 * n * kv * d * t * b * s * 8, "bits, not bytes"),
-    (lambda n, kv, d, t, b, s: 2 * kv * d * t * b * s, "one layer's cache"),
-    (lambda n, kv, d, t, b, s: 2 * n * kv * d * t * s, "one sequence's cache"),
-])
-def test_kv_cache_size_names_the_missing_factor(wrong, concept):
-    with pytest.raises(AssertionError, match=rf"{concept}.*expected .* bytes, got"):
-        nb13.check_kv_cache_size(wrong)
-
-
-def test_kv_cache_size_takes_any_integer_type():
-    """A right count as a NumPy or 0-d tensor integer was refused as "not an int"."""
-    import numpy as np
-
-    assert nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: np.int64(2 * n * kv * d * t * b * s))
-    assert nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: torch.tensor(2 * n * kv * d * t * b * s))
-    with pytest.raises(AssertionError, match="as an int, got bool"):
-        nb13.check_kv_cache_size(lambda n, kv, d, t, b, s: True)
-
-
-@pytest.mark.parametrize("wrong, concept", [
-    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True)) * w, "ignores eps"),
-    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + eps) * w, "sum of squares"),
-    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps), "gain is missing"),
-    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) / w, "divided by weight"),
-    (lambda x, w, eps: x * torch.rsqrt(x.pow(2).mean(0, keepdim=True) + eps) * w, r"mean\(x\^2 over the last"),
-    (lambda x, w, eps: x / (x.std(-1, keepdim=True) + eps) * w, "standard deviation"),
-    (lambda x, w, eps: x / (x.var(-1, keepdim=True, unbiased=False) + eps).sqrt() * w, "subtracts the mean"),
-])
-def test_rms_norm_names_the_step_that_went_wrong(wrong, concept):
-    """Each of these got assert_close's multi-line "Tensor-likes are not close!"."""
-    with pytest.raises(AssertionError, match=concept):
-        nb13.check_rms_norm(wrong)

@@ -360,6 +360,21 @@ def test_decode_step_cost_of_a_batch_shares_the_weights_read():
     assert 64 < decode_step_cost(**shape, context=0, new_tokens=64)["intensity"] < 65  # prefill: about T
 
 
+@pytest.mark.parametrize("context, new_tokens, batch_size", [(0, 1, 1), (0, 5, 2), (3, 4, 1), (7, 1, 3), (2, 6, 2)])
+def test_decode_step_cost_counts_the_key_query_pairs_the_causal_mask_allows(context, new_tokens, batch_size):
+    """A prefill's queries see (T + 1) / 2 keys on average, not all T: the count equals a brute-force
+    count of the causal mask's allowed (new query, key) pairs, and attention's FLOPs follow from it."""
+    from helpers.modern import decode_step_cost
+
+    shape = dict(num_params=1000, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=8)
+    mask = causal_mask(context + new_tokens)[context:]  # (new, context + new): the new tokens' rows
+    pairs = sum(1 for t in range(new_tokens) for j in range(context + new_tokens) if mask[t, j])
+    attention = 2 * 2 * 4 * 8 * 2 * pairs  # QK^T and AV: 2 FLOPs per multiply-add, h * d_k each, per layer
+    got = decode_step_cost(**shape, context=context, new_tokens=new_tokens, batch_size=batch_size)
+    assert got["flops"] == batch_size * (new_tokens * 2 * 1000 + attention)
+    assert got["kv_bytes"] == kv_cache_bytes(2, 2, 8, context + new_tokens, batch_size, torch.float16)
+
+
 def test_six_series_get_six_colours_and_markers():
     fig = logit_curves_plot([25, 50], {f"m{i}": [float(i), i + 1.0] for i in range(6)})
     lines = fig.axes[0].get_lines()

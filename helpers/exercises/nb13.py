@@ -1,147 +1,310 @@
-"""Checkers for the exercises of notebook 13 (attention in today's LLMs)."""
+"""Checkers for the exercises of notebook 13 (attention in today's LLMs).
+
+Exercises 1-4 ask for predictions (numbers, a set), computed from what the notebook teaches and
+checked here against the notebook's own functions (``decode_step_cost``, ``kv_cache_bytes``,
+RoPE's frequencies). A first wrong answer gets what was given and a hint; from the second on, the
+expected value as well (``WRONG_TRIES`` counts them in this session).
+"""
 
 from __future__ import annotations
 
-import operator
+import math
+import numbers
 
 import torch
-import torch.nn.functional as F
 
-from ..modern import kv_cache_bytes
-from ._common import call, checker
+from ..modern import decode_step_cost, kv_cache_bytes
+from ._common import NotAttempted, call, checker
 
-__all__ = ["check_cache_rope_positions", "check_expand_kv", "check_kv_cache_size", "check_rms_norm",
-           "check_window_positions"]
+__all__ = ["COMPUTE_BOUND", "WRONG_TRIES", "check_attention_intensity", "check_cache_rope_positions",
+           "check_compute_bound_batch", "check_ntk_pairs", "check_window_budget"]
 
-
-def _shape(t) -> str:
-    return str(tuple(t.shape)) if isinstance(t, torch.Tensor) else type(t).__name__
-
-
-@checker("Exercise 1 (sharing key/value heads)")
-def check_expand_kv(fn):
-    """``fn(k, num_heads)``: k (B, h_kv, L, d) -> (B, h, L, d), query head i reading kv head i // g."""
-    g = torch.Generator().manual_seed(13)
-    for b, kv, h, length, d in ((2, 2, 8, 5, 4), (1, 1, 4, 3, 2), (3, 4, 4, 2, 3)):
-        k = torch.randn(b, kv, length, d, generator=g)
-        got = call(fn, k.clone(), h)
-        want = k.repeat_interleave(h // kv, dim=1)
-        assert isinstance(got, torch.Tensor) and got.shape == want.shape, (
-            f"with k of shape {tuple(k.shape)} and num_heads={h} expected shape {tuple(want.shape)}, "
-            f"got {_shape(got)}")
-        if not torch.equal(got, want):
-            if torch.equal(got, k.repeat(1, h // kv, 1, 1)):
-                raise AssertionError(
-                    "you tiled the heads (kv0, kv1, kv0, kv1, ...): query head i would read kv head "
-                    f"i % h_kv. Heads are grouped: query heads 0..{h // kv - 1} share kv head 0, and so "
-                    "on, i.e. head i reads kv head i // g (repeat_interleave, not repeat)")
-            raise AssertionError(f"with h_kv={kv} and num_heads={h}, query head i must get kv head "
-                                 f"i // {h // kv}; your heads differ from that")
+COMPUTE_BOUND = 295  # FLOPs per byte: an H100 SXM's 989 dense 16-bit TFLOP/s over its 3.35 TB/s
+LLAMA_8B = dict(num_params=8_000_000_000, num_layers=32, num_heads=32, num_kv_heads=8, head_dim=128)
+LLAMA_70B = dict(num_params=70_000_000_000, num_layers=80, num_heads=64, num_kv_heads=8, head_dim=128)
+GIB = 2**30
+WRONG_TRIES = {"compute_bound_batch": 0, "attention_intensity": 0, "window_budget": 0, "ntk_pairs": 0}
 
 
-@checker("Exercise 2 (KV-cache size)")
-def check_kv_cache_size(fn):
-    """``fn(num_layers, num_kv_heads, head_dim, seq_len, batch_size, bytes_per_value)`` -> int."""
-    cases = ((32, 8, 128, 8192, 1, 2), (2, 4, 16, 100, 3, 4), (80, 1, 128, 4096, 8, 2))
-    dtypes = {2: torch.float16, 4: torch.float32}
-    for layers, kv, d, length, b, size in cases:
-        got = call(fn, layers, kv, d, length, b, size)
-        want = kv_cache_bytes(layers, kv, d, length, b, dtypes[size])
-        try:  # a Python int, or a NumPy or 0-d tensor integer holding one
-            got = operator.index(got) if not isinstance(got, bool) else got
-        except TypeError:
-            pass
-        assert isinstance(got, int) and not isinstance(got, bool), (
-            f"return the number of bytes as an int, got {type(got).__name__}")
-        where = (f"for {layers} layers, {kv} kv heads, head_dim {d}, {length} tokens, batch {b} and "
-                 f"{size} bytes per value expected {want:,} bytes, got {got:,}")
-        if got == want // 2:
-            raise AssertionError("that is half the cache: every layer stores keys AND values (a factor 2); "
-                                 + where)
-        if got == want * 8:
-            raise AssertionError(f"that is bits, not bytes: bytes_per_value is already in bytes ({size} here); "
-                                 + where)
-        if layers > 1 and got == want // layers:
-            raise AssertionError("that is one layer's cache: every layer keeps its own keys and values "
-                                 "(multiply by num_layers); " + where)
-        if b > 1 and got == want // b:
-            raise AssertionError("that is one sequence's cache: each of the batch_size sequences keeps its "
-                                 "own (multiply by batch_size); " + where)
-        assert got == want, where
+def _fail(exercise: str, problems: list[tuple[str, object, object, str]]) -> None:
+    """Raise for the wrong answers: (question, given, expected, hint). The first wrong try of an
+    exercise shows the hints only; later ones the expected values too."""
+    WRONG_TRIES[exercise] += 1
+    first = WRONG_TRIES[exercise] == 1
+    lines = [f"{question}: you said {given!r}; " + (f"hint: {hint}" if first else f"expected {want!r}. {hint}")
+             for question, given, want, hint in problems]
+    ending = "\nTry again; a second wrong answer shows the right values." if first else ""
+    raise AssertionError("\n".join(lines) + ending)
+
+
+def _missing(answers: dict) -> list:
+    return [key for key, value in answers.items() if value is Ellipsis]
+
+
+def _number(question: str, value, whole: bool = False):
+    """The answer as a number, or an AssertionError that says what kind of answer was expected."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise AssertionError(f"{question}: expected a number, got {value!r}")
+    if whole and value != int(value):
+        raise AssertionError(f"{question}: expected a whole number, got {value!r}")
+    return int(value) if whole else float(value)
+
+
+def _dict_answer(answers, keys, what: str) -> dict:
+    if not isinstance(answers, dict) or set(answers) != set(keys):
+        raise AssertionError(f"expected the dict of the exercise with keys {list(keys)} ({what}), got {answers!r}")
+    missing = _missing(answers)
+    if len(missing) == len(keys):
+        raise NotAttempted
+    if missing:
+        raise NotAttempted(f"still to predict: {missing}. Fill them in, then run this cell again.")
+    return answers
+
+
+def smallest_compute_bound_batch(context: int, ratio: float = COMPUTE_BOUND, **shape) -> int | None:
+    """The smallest batch whose decoding step at ``context`` cached tokens does more than
+    ``ratio`` FLOPs per byte (``decode_step_cost``), or None if no batch does."""
+    shape = shape or LLAMA_8B
+    one = decode_step_cost(**shape, context=context)
+    flops, weights, cache = one["flops"], one["weight_bytes"], one["kv_bytes"]  # FLOPs and cache grow with B
+    if flops <= ratio * cache:
+        return None  # B F / (W + B C) tends to F / C <= ratio
+    b = math.floor(ratio * weights / (flops - ratio * cache)) + 1
+    while b > 1 and decode_step_cost(**shape, context=context, batch_size=b - 1)["intensity"] > ratio:
+        b -= 1
+    while decode_step_cost(**shape, context=context, batch_size=b)["intensity"] <= ratio:
+        b += 1
+    return b
+
+
+def _batch_hint(context: int, got) -> str:
+    one = decode_step_cost(**LLAMA_8B, context=context)
+    flops, weights, cache = one["flops"], one["weight_bytes"], one["kv_bytes"]
+    general = (f"the intensity of B sequences is B F / (W + B C), with F = {flops:,} FLOPs of one sequence, "
+               f"W = {weights:,} bytes of weights read once, C = {cache:,} bytes of one sequence's cache")
+    if got is None:
+        return f"as B grows, what does B F / (W + B C) tend to? Compare it with {COMPUTE_BOUND}; " + general
+    if got <= 0:
+        return "a batch holds at least one sequence; " + general
+    at = decode_step_cost(**LLAMA_8B, context=context, batch_size=got)["intensity"]
+    if flops <= COMPUTE_BOUND * cache:
+        return (f"decode_step_cost gives {at:.1f} FLOPs per byte at B = {got:,}. As B grows, what does "
+                f"B F / (W + B C) tend to? Compare it with {COMPUTE_BOUND} (None if no batch is enough); " + general)
+    per_token = 2 * LLAMA_8B["num_params"]
+    slips = (  # (F, C) as each slip counts them, and what it missed
+        (flops, 0, "that counts the weights' bytes only: each sequence also reads its own cache, so the bytes "
+                   "grow with B too (C per sequence)"),
+        (flops, cache / 2, "the cache holds keys AND values: C counts both (the factor 2)"),
+        (per_token, cache, "attention's own FLOPs count too, 2 * 2 * h * d_k per key and layer"),
+        (flops - (flops - per_token) / (context + 1), cache * context / (context + 1),
+         "the new token's key counts too: context + 1 keys, and it is written to the cache"),
+    )
+    for f, c, hint in slips:
+        if f > COMPUTE_BOUND * c and got == math.floor(COMPUTE_BOUND * weights / (f - COMPUTE_BOUND * c)) + 1:
+            return f"{hint}; {general}"
+    if at > COMPUTE_BOUND:
+        return (f"at B = {got:,} decode_step_cost gives {at:.1f} FLOPs per byte, above {COMPUTE_BOUND}, but a "
+                f"smaller batch is above it too: the question asks for the smallest")
+    return f"at B = {got:,} decode_step_cost gives {at:.1f} FLOPs per byte, not above {COMPUTE_BOUND}; " + general
+
+
+@checker("Exercise 1 (when batching makes decoding compute-bound)")
+def check_compute_bound_batch(answers):
+    """``answers``: {256: B, 512: B}, the smallest batch whose decoding step at that many cached
+    tokens does more than 295 FLOPs per byte (Llama-3-8B-like shape, 16-bit), or None if none."""
+    answers = _dict_answer(answers, (256, 512), "context -> smallest batch, or None")
+    problems = []
+    for context, got in answers.items():
+        question = f"context {context}"
+        if got is not None:
+            got = _number(question, got, whole=True)
+        want = smallest_compute_bound_batch(context)
+        if got != want:
+            problems.append((question, got, want, _batch_hint(context, got)))
+    if problems:
+        _fail("compute_bound_batch", problems)
+
+
+def attention_intensity(num_kv_heads: int, dtype: torch.dtype, batch_size: int, context: int = 4096,
+                        **shape) -> float:
+    """Attention's FLOPs per byte of KV cache in one decoding step, from ``decode_step_cost``: its
+    FLOPs less the weights' 2 per weight and token, over the cache bytes read and written."""
+    shape = {**(shape or LLAMA_70B), "num_kv_heads": num_kv_heads}
+    c = decode_step_cost(**shape, context=context, batch_size=batch_size, dtype=dtype)
+    return (c["flops"] - 2 * shape["num_params"] * batch_size) / c["kv_bytes"]
+
+
+_INTENSITY_CASES = {(2, 1): (torch.float16, 1), (2, 64): (torch.float16, 64), (4, 1): (torch.float32, 1)}
+
+
+def _intensity_hint(bytes_per_number: int, batch: int, got: float, want: float, at_one: float) -> str:
+    h, h_kv = LLAMA_70B["num_heads"], LLAMA_70B["num_kv_heads"]
+    counts = (f"per cached position and layer, attention does 2 * 2 * h * d_k FLOPs (Q K^T and A V, a multiply "
+              f"and an add each) and moves 2 * h_kv * d_k numbers (keys and values) of {bytes_per_number} bytes")
+    per_number = "that is FLOPs per number: divide by the bytes each number takes"
+    keys_only = "the cache holds keys AND values (the factor 2)"
+    slips = [(batch * at_one, "the batch multiplies the FLOPs and the cache bytes alike: B cancels"),
+             (want * bytes_per_number * 2, f"{per_number}; and {keys_only}"),
+             (want * 2, f"{per_number}, or {keys_only}" if bytes_per_number == 2 else keys_only),
+             (want * bytes_per_number, per_number),
+             (want / 2, "each product (Q K^T and A V) costs a multiply and an add: 2 FLOPs per weight"),
+             (want * h_kv, "the cache holds h_kv heads of keys and of values; each is read by h / h_kv query heads"),
+             (want * h_kv / h, f"the cache holds h_kv = {h_kv} heads, not h = {h}: that would be multi-head attention")]
+    for value, hint in slips:
+        if value != want and math.isclose(got, value, rel_tol=1e-3):
+            return f"{hint}; {counts}"
+    return counts
+
+
+@checker("Exercise 2 (attention's FLOPs per byte of cache)")
+def check_attention_intensity(answers):
+    """``answers``: {(bytes per number, B): FLOPs per byte} for (2, 1), (2, 64) and (4, 1): attention's
+    FLOPs per byte of cache in a decoding step of the Llama-3-70B-like shape at 4,096 cached tokens."""
+    answers = _dict_answer(answers, tuple(_INTENSITY_CASES), "(bytes per number, B) -> FLOPs per byte")
+    problems = []
+    for (size, batch), got in answers.items():
+        question = f"{size} bytes per number, B = {batch}"
+        got = _number(question, got)
+        dtype, _ = _INTENSITY_CASES[size, batch]
+        want = attention_intensity(LLAMA_70B["num_kv_heads"], dtype, batch)
+        if not math.isclose(got, want, rel_tol=1e-3):
+            at_one = attention_intensity(LLAMA_70B["num_kv_heads"], dtype, 1)
+            problems.append((question, got, want, _intensity_hint(size, batch, got, want, at_one)))
+    if problems:
+        _fail("attention_intensity", problems)
+
+
+WINDOW, SINKS, BUDGET_GIB, FULL_TOKENS = 4096, 4, 24, 131_072
+MISTRAL_7B = dict(num_layers=32, num_kv_heads=8, head_dim=128, dtype=torch.float16)
+
+
+def window_budget() -> dict[str, int | float]:
+    """Exercise 3's three answers, from ``kv_cache_bytes``."""
+    positions = SINKS + WINDOW - 1  # what RollingKVCache keeps between steps
+    per_sequence = kv_cache_bytes(seq_len=positions, **MISTRAL_7B)
+    return {"positions": positions, "sequences": BUDGET_GIB * GIB // per_sequence,
+            "full GiB": kv_cache_bytes(seq_len=FULL_TOKENS, **MISTRAL_7B) / GIB}
+
+
+def _window_hints(key: str, got) -> str:
+    per_token = kv_cache_bytes(seq_len=1, **MISTRAL_7B)
+    if key == "positions":
+        recent = ("between steps the cache keeps w - 1 recent positions: the new token brings the w-th "
+                  "(section 4's rolling cache of window 16 held 15)")
+        return {WINDOW: f"the sinks stay in the cache besides the window; and {recent}",
+                WINDOW + SINKS: recent,
+                WINDOW - 1: "the sinks stay in the cache besides the window"}.get(
+            got, "what does a RollingKVCache keep between steps? (section 4's, of window 16, held 15 positions)")
+    if key == "sequences":
+        per_sequence = (SINKS + WINDOW - 1) * per_token
+        if got == BUDGET_GIB * 10**9 // per_sequence:
+            return "a GiB is 2^30 bytes, not 10^9"
+        if got == BUDGET_GIB * GIB // (per_sequence // 2):
+            return "each position holds keys AND values (the factor 2)"
+        if got == -(-BUDGET_GIB * GIB // per_sequence):
+            return ("a cache that does not fit whole does not fit: round down; and each cache holds the sinks "
+                    "and the last w - 1 positions")
+        return ("divide the budget, 24 * 2^30 bytes, by one sequence's cache: positions x "
+                f"{per_token:,} bytes (32 layers x 2 x 8 kv heads x 128 x 2 bytes), rounded down")
+    want = kv_cache_bytes(seq_len=FULL_TOKENS, **MISTRAL_7B)
+    slips = [(want, "that is bytes: divide by 2^30 for GiB"),
+             (want / 1e9, "that is GB (10^9 bytes): a GiB is 2^30 bytes"),
+             (kv_cache_bytes(seq_len=128_000, **MISTRAL_7B) / GIB, "131,072 tokens is 2^17, not 128,000"),
+             (want / 2 / GIB, "each position holds keys AND values (the factor 2)"),
+             (want * 4 / GIB, "the cache holds the 8 kv heads, not the 32 query heads")]
+    for value, hint in slips:
+        if math.isclose(got, value, rel_tol=1e-3):
+            return hint
+    return f"131,072 positions of {per_token:,} bytes each, in GiB (2^30 bytes)"
+
+
+@checker("Exercise 3 (a window with sinks against a memory budget)")
+def check_window_budget(answers):
+    """``answers``: {"positions": ..., "sequences": ..., "full GiB": ...} for the Mistral-7B-like
+    shape with a window of 4,096 and 4 sinks in 16-bit, against a budget of 24 GiB."""
+    want = window_budget()
+    answers = _dict_answer(answers, tuple(want), "question -> number")
+    problems = []
+    for key, got in answers.items():
+        got = _number(key, got, whole=key != "full GiB")
+        right = math.isclose(got, want[key], rel_tol=1e-3) if key == "full GiB" else got == want[key]
+        if not right:
+            problems.append((key, got, want[key], _window_hints(key, got)))
+    if problems:
+        _fail("window_budget", problems)
+
+
+NTK_D_K, NTK_TRAINED, NTK_LENGTH = 16, 32, 64
+
+
+def ntk_past_pairs(alpha: float, d_k: int = NTK_D_K, trained: int = NTK_TRAINED, length: int = NTK_LENGTH) -> set[int]:
+    """The pairs i that NTK-aware scaling by ``alpha`` leaves meeting larger angles on rows of ``length``
+    (offsets up to length - 1) than in training (up to trained - 1), among those that never turned a
+    whole circle in training."""
+    i = torch.arange(d_k // 2, dtype=torch.float64)
+    omega = 10000.0 ** (-2 * i / d_k)  # (d_k/2,)
+    slower = alpha ** (2 * i / (d_k - 2))
+    partial = (trained - 1) * omega < 2 * math.pi
+    past = (length - 1) * omega / slower > (trained - 1) * omega
+    return {int(p) for p in (partial & past).nonzero().flatten()}
+
+
+def smallest_whole_ntk_alpha() -> int:
+    return next(a for a in range(1, 1000) if not ntk_past_pairs(float(a)))
+
+
+def _pairs_hint(got: set[int], want: set[int]) -> str:
+    if got & {0, 1}:
+        return ("pairs 0 and 1 turned a whole circle within 31 positions (31 omega_i >= 2 pi): they met "
+                "every angle in training already")
+    if got == want - {max(want)}:
+        return ("rows of 64 reach offset 63, not 2 x 31 = 62: the slowest pair, slowed by exactly 2, turns at "
+                "offset 63 as far as at offset 31.5 before, past the 31 it met in training")
+    return ("pair i turns alpha^(2i / (d_k - 2)) times slower; compare 63 omega_i / slower with 31 omega_i "
+            "for each pair that never turned a whole circle in training")
+
+
+@checker("Exercise 4 (which RoPE pairs NTK-aware scaling leaves past their trained angles)")
+def check_ntk_pairs(pairs, alpha):
+    """``pairs``: the set of pair indices i that meet angles beyond training at alpha = 2 on rows of 64
+    (d_k = 16, trained on rows of 32); ``alpha``: the smallest whole alpha that leaves none."""
+    try:
+        got = {int(p) for p in pairs}
+    except (TypeError, ValueError):
+        raise AssertionError(f"pairs: expected a set of pair indices such as {{0, 1}}, got {pairs!r}") from None
+    if not got <= set(range(NTK_D_K // 2)):
+        raise AssertionError(f"pairs: d_k = {NTK_D_K} has pairs 0 to {NTK_D_K // 2 - 1}, got {sorted(got)}")
+    if alpha is Ellipsis:
+        raise NotAttempted("still to predict: alpha. Fill it in, then run this cell again.")
+    got_alpha = _number("alpha", alpha, whole=True)
+    want, want_alpha = ntk_past_pairs(2.0), smallest_whole_ntk_alpha()
+    problems = []
+    if got != want:
+        problems.append(("pairs", sorted(got), sorted(want), _pairs_hint(got, want)))
+    if got_alpha != want_alpha:
+        past = sorted(ntk_past_pairs(float(got_alpha))) if got_alpha >= 1 else []
+        if got_alpha < 1:
+            hint = "alpha stretches: it is at least 1 (alpha = 1 is plain RoPE)"
+        elif past:
+            hint = (f"at alpha = {got_alpha} pairs {past} still go past; the pair that binds is the fastest one "
+                    "that never turned a whole circle")
+        else:
+            hint = "a smaller whole alpha leaves none past too: the question asks for the smallest"
+        problems.append(("alpha", got_alpha, want_alpha, hint))
+    if problems:
+        _fail("ntk_pairs", problems)
 
 
 def _allowed(t, window, sinks):
     return [j for j in range(t + 1) if t - j < window or j < sinks]
 
 
-@checker("Exercise 3 (what a sliding window with sinks sees)")
-def check_window_positions(fn):
-    """``fn(t, window, sinks)`` -> the sorted positions the query at position t attends to."""
-    for t, window, sinks in ((0, 3, 0), (9, 3, 0), (9, 4, 2), (3, 4, 2), (20, 1, 1), (5, 10, 4), (1, 1, 4)):
-        got = call(fn, t, window, sinks)
-        want = _allowed(t, window, sinks)
-        try:
-            got_list = [int(j) for j in got]
-        except TypeError:
-            raise AssertionError(f"return a list of positions, got {type(got).__name__}") from None
-        if any(j > t for j in got_list):
-            raise AssertionError(
-                f"with t={t}, window={window}, sinks={sinks} you returned {got_list}: positions after t are "
-                "in the future, and a query never sees them, not even a sink (only the sinks j < sinks "
-                f"with j <= t). Expected {want}")
-        if got_list == [j for j in range(t + 1) if t - j <= window or j < sinks] and got_list != want:
-            raise AssertionError(
-                f"with t={t}, window={window}: a window of {window} positions includes the query "
-                f"itself, so the oldest one is t - {window - 1}; you kept {window + 1} recent positions")
-        assert got_list == want, (f"with t={t}, window={window}, sinks={sinks} expected {want}, "
-                                  f"got {got_list}")
-
-
-@checker("Exercise 4 (RMSNorm)")
-def check_rms_norm(fn):
-    """``fn(x, weight, eps)``: x / sqrt(mean(x^2) + eps) * weight over the last dimension."""
-    g = torch.Generator().manual_seed(4)
-    x = torch.randn(2, 5, 8, generator=g) * 3 + 1.5  # not centred: a LayerNorm would differ
-    weight = torch.rand(8, generator=g) + 0.5
-    for eps in (1e-6, 0.5):
-        got = call(fn, x.clone(), weight.clone(), eps)
-        want = F.rms_norm(x, (8,), weight, eps)
-        assert isinstance(got, torch.Tensor) and got.shape == x.shape, (
-            f"return a tensor of the shape of x {tuple(x.shape)}, got {_shape(got)}")
-        if torch.allclose(got, F.layer_norm(x, (8,), weight, None, eps), atol=1e-4):
-            raise AssertionError("you subtracted the mean: that is LayerNorm. RMSNorm only divides by "
-                                 "the root mean square sqrt(mean(x^2) + eps)")
-        if eps == 0.5:
-            rms = x.pow(2).mean(-1, keepdim=True).sqrt()
-            if torch.allclose(got, x / (rms + eps) * weight, atol=1e-5):
-                raise AssertionError("eps goes inside the square root: x / sqrt(mean(x^2) + eps)")
-            if torch.allclose(got, x / rms * weight, atol=1e-5):
-                raise AssertionError("with eps=0.5 your answer ignores eps: it goes inside the square root, "
-                                     "x / sqrt(mean(x^2) + eps)")
-        rms_of_sum = x.pow(2).sum(-1, keepdim=True).add(eps).sqrt()
-        if torch.allclose(got, x / rms_of_sum * weight, atol=1e-5):
-            raise AssertionError("you divided by the square root of the sum of squares: RMSNorm takes the "
-                                 "mean over the last dimension, sqrt(mean(x^2) + eps)")
-        for unbiased in (True, False):
-            std = x.std(-1, keepdim=True, correction=int(unbiased))
-            if any(torch.allclose(got, x / d * weight, atol=1e-5) for d in (std + eps, (std**2 + eps).sqrt())):
-                raise AssertionError("you divided by the standard deviation, which subtracts the mean first: "
-                                     "RMSNorm divides by the root mean square of x itself, sqrt(mean(x^2) + eps)")
-        if torch.allclose(got * weight, want, atol=1e-5):
-            raise AssertionError("the gain is missing: multiply the normalised x by weight, feature by feature")
-        if torch.allclose(got, want * weight.pow(-2), atol=1e-5) or torch.allclose(got * weight.pow(2), want,
-                                                                                  atol=1e-5):
-            raise AssertionError("you divided by weight: multiply the normalised x by it instead")
-        if not torch.allclose(got, want, rtol=1.3e-6, atol=1e-5):
-            err = (got - want).abs().max().item()
-            raise AssertionError(f"RMSNorm with eps={eps} differs from torch.nn.functional.rms_norm by up to "
-                                 f"{err:.4f}: expected x / sqrt(mean(x^2 over the last dimension) + eps) * weight")
-
-
 @checker("Exercise 5 (positions within the cache)")
 def check_cache_rope_positions(fn):
-    """``fn(t, window, sinks)`` -> (the RoPE positions of the keys the query at t sees, in the
-    order of ``window_positions``, and the query's own): their places 0, 1, ... in the cache."""
+    """``fn(t, window, sinks)`` -> (the RoPE positions of the keys the query at t sees, in
+    increasing order, sinks first, and the query's own): their places 0, 1, ... in the cache."""
     for t, window, sinks in ((9, 4, 2), (3, 4, 2), (0, 3, 0), (20, 1, 1), (100, 8, 4), (5, 10, 4), (1, 1, 4)):
         got = call(fn, t, window, sinks)
         keys = _allowed(t, window, sinks)

@@ -5,7 +5,7 @@ hand-set ones; the untrained row of "cat" sharpens from below 0.5 to above 0.8; 
 peaks before step 50 and ends more than 10 times lower. The explanation of the last one (convergence,
 not saturation) with its control: asked for new pairs, the trained model gets a LARGER gradient
 than at its random start under -log a and learns them, while under the loss -a (the weight itself,
-notebook 02's kind of loss) it gets less than a quarter of its starting gradient.
+notebook 02's kind of loss) it gets less than a tenth of its starting gradient.
 
 Issue 32 moved that control to the scores S: the ratio at W_q (24 times in the notebook's run)
 mostly measured W_k's tenfold growth, since the gradient at W_q is the one at S multiplied through
@@ -14,11 +14,28 @@ K = X W_k. Measured at S, seed 0, 200 steps: -log a 0.9986 trained vs 0.6525 at 
 ("larger", "ratio at W_q larger than at S", "less than a tenth") were written from seeds 0-4 and
 checked unchanged at held-out seeds 5-9, at 200 and 600 steps.
 
-Seeds 0-4 (seed 0 is the notebook's; each run takes a fraction of a second). Variations: 200
-steps (the notebook) and 600 steps (its "Try it"), and the Try-it's own sentence: from step 200 to
-step 600 |W_q| and |W_k| keep growing, the gradient keeps shrinking, and the asked rows and the row
-of "cat" get sharper (measured, seeds 0-4: |W_q| 4.85-6.06 -> 5.45-6.66, |grad W_q| 0.0023-0.0031
--> 0.0004-0.0006, cat's largest weight 0.894-0.992 -> 0.940-0.998). The code is the notebook's own.
+Does the small -a gradient stop learning? That depends on the optimiser (a second expert read:
+with Adam, the notebook's optimiser, -a taught the saturated model the new pairs at seed 0,
+0.9998 and 0.9997 in 300 steps). The notebook's control is plain gradient descent (SGD, learning
+rate 0.1, 300 steps, the notebook's own learn_new_pairs): SGD with -a leaves both new weights below
+0.01, SGD with -log a lifts both above 0.8, and from the random start (not saturated) the same SGD
+run with -a raises the two weights more than 10 times as much in total as from the trained model
+(so SGD with -a is not merely slow). Written from seeds 0-4, measured before writing: SGD -a at
+most 0.0025 (0.0002 after 600 training steps), SGD -log a at least 0.8664, the rise ratio at least
+70 (seed 1; 398-1155 at the others). Held-out seeds 5-9, the same thresholds: SGD -a at most 0.0024,
+SGD -log a at least 0.9641, ratio at least 623. Adam with -a depends on the seed: at seeds 0-4
+(200 steps) it learned both new pairs at seed 0 and left one below 0.0002 at seeds 1-4; over seeds
+0-9 it learned both (above 0.9) at 4 seeds (0, 5, 6, 7) and left one below 0.01 at the other 6; after
+the Try-it's 600 training steps, both at 2 seeds (0, 7). The notebook's prose states these counts.
+
+Seeds 0-4 (seed 0 is the notebook's; each run takes a fraction of a second) and held-out 5-9.
+Variations: 200 steps (the notebook) and 600 steps (its "Try it"), and the Try-it's own sentence:
+from step 200 to step 600 |W_q| and |W_k| keep growing, the gradient keeps shrinking, and the asked
+rows and the row of "cat" get sharper (measured, seeds 0-4: |W_q| 4.85-6.06 -> 5.45-6.66, |grad W_q|
+0.0023-0.0031 -> 0.0004-0.0006, cat's largest weight 0.894-0.992 -> 0.940-0.998; held-out seeds
+5-9, by the second read: |W_q| 5.23-5.95, |W_k| 5.47-6.84, cat's row 0.844-0.991 at 200 steps,
+gradient peak at steps 8-22, end/peak <= 0.0084, cat's row 0.901-0.997 at 600). The code is the
+notebook's own.
 """
 
 import functools
@@ -26,16 +43,17 @@ import functools
 import pytest
 import torch
 from notebook_code import notebook_definitions
+from seed_sets import ALL_SEEDS, seed_id
 
-SEEDS = (0, 1, 2, 3, 4)
-HELD_OUT = (5, 6, 7, 8, 9)  # not looked at while writing the gradient thresholds
 STEPS = (200, 600)
+ADAM_LEARNS_BOTH = {200: 4, 600: 2}  # seeds of 0-9 at which Adam with -a learns both new pairs (the prose)
 
 
 @functools.cache
 def nb():
     return notebook_definitions("03_self_attention_qkv", "tokens", "x", "L", "d_model", "d_k", "W_q", "W_k",
-                                "SelfAttention", "log_loss", "weight_loss", "train_pairs", "first_gradient", "math")
+                                "SelfAttention", "log_loss", "weight_loss", "train_pairs", "first_gradient",
+                                "learn_new_pairs", "sgd", "math")
 
 
 def pairs(*words):
@@ -44,6 +62,7 @@ def pairs(*words):
 
 
 ROWS = ("big", "chased")
+NEW = ("mouse", "cat")  # big -> mouse, chased -> cat: wrong for the trained model
 
 
 @functools.cache
@@ -64,7 +83,7 @@ def weights(model):
 
 
 @pytest.mark.parametrize("steps", STEPS)
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_training_finds_sharp_weights_and_grows_the_projections(seed, steps):
     ns = nb()
     start, model, history = trained(seed, steps)
@@ -81,34 +100,75 @@ def test_training_finds_sharp_weights_and_grows_the_projections(seed, steps):
         f"seed {seed}: gradient peak {grad_peak:.4f} at step {peak_step}, end {grad_last:.4f}")
 
 
-def first_gradient(model, loss_of, cols):
-    """(|grad S|, |grad W_q|): the notebook's own first_gradient, asked for the given pairs."""
+def use_new_pairs():
+    """Point the notebook's globals rows and new_cols (read by first_gradient, learn_new_pairs) at the new pairs."""
     ns = nb()
-    ns["rows"], ns["new_cols"] = pairs(*ROWS), cols  # the notebook's globals
-    return ns["first_gradient"](model, loss_of)
+    ns["rows"], ns["new_cols"] = pairs(*ROWS), pairs(*NEW)
+    return ns
+
+
+@functools.cache
+def new_pairs_learned(seed: int, steps: int, how: str, model: str = "trained"):
+    """The new pairs' weights (2,) after the notebook's learn_new_pairs (300 steps) from the model at
+    its start or after `steps` training steps; how: 'Adam, -log a', 'Adam, -a', 'SGD, -log a', 'SGD, -a'."""
+    ns = use_new_pairs()
+    optimiser, loss = how.split(", ")
+    kwargs = dict(ns["sgd"]) if optimiser == "SGD" else {}
+    kwargs["loss_of"] = ns["log_loss"] if loss == "-log a" else ns["weight_loss"]
+    start, trained_model, _ = trained(seed, steps)
+    return ns["learn_new_pairs"](start if model == "start" else trained_model, **kwargs)
 
 
 @pytest.mark.parametrize("steps", STEPS)
-@pytest.mark.parametrize("seed", SEEDS + HELD_OUT)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_small_final_gradient_is_convergence_and_saturation_shows_only_without_the_log(seed, steps):
-    ns = nb()
+    ns = use_new_pairs()
     start, model, _ = trained(seed, steps)
-    new = pairs("mouse", "cat")  # big -> mouse, chased -> cat: wrong for the trained model
-    log_trained, log_start = (first_gradient(m, ns["log_loss"], new) for m in (model, start))
-    lin_trained, lin_start = (first_gradient(m, ns["weight_loss"], new) for m in (model, start))
+    log_trained, log_start = (ns["first_gradient"](m, ns["log_loss"]) for m in (model, start))
+    lin_trained, lin_start = (ns["first_gradient"](m, ns["weight_loss"]) for m in (model, start))
     # at the scores S (the notebook's claims), then at W_q, where W_k's growth multiplies it
     assert log_trained[0] > log_start[0], f"seed {seed}: -log a, |grad S| {log_trained[0]:.4f} vs start {log_start[0]:.4f}"
     assert log_trained[1] / log_start[1] > log_trained[0] / log_start[0], (
         f"seed {seed}: -log a, ratio at W_q {log_trained[1] / log_start[1]:.4f}, at S {log_trained[0] / log_start[0]:.4f}")
     assert lin_trained[0] < lin_start[0] / 10, f"seed {seed}: -a, |grad S| {lin_trained[0]:.4f} vs start {lin_start[0]:.4f}"
-    retrained = ns["SelfAttention"](ns["d_model"], ns["d_k"])
-    retrained.load_state_dict(model.state_dict())
-    ns["train_pairs"](retrained, pairs(*ROWS), new, steps=300)
-    learned = weights(retrained)[pairs(*ROWS), new]
+    learned = new_pairs_learned(seed, steps, "Adam, -log a")
     assert (learned > 0.9).all(), f"seed {seed}: new pairs after 300 steps {learned.tolist()}"
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("steps", STEPS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_saturation_stops_plain_gradient_descent_under_minus_a(seed, steps):
+    """The notebook's SGD control: with -a the saturated model's new weights stay below 0.01, with
+    -log a they pass 0.8, and from the unsaturated random start SGD with -a raises them more than
+    10 times as much in total."""
+    with_log, with_a = new_pairs_learned(seed, steps, "SGD, -log a"), new_pairs_learned(seed, steps, "SGD, -a")
+    assert (with_log > 0.8).all(), f"seed {seed}, {steps} steps: SGD with -log a {with_log.tolist()}"
+    assert (with_a < 0.01).all(), f"seed {seed}, {steps} steps: SGD with -a {with_a.tolist()}"
+    start, model, _ = trained(seed, steps)
+    new = (pairs(*ROWS), pairs(*NEW))
+    rise_trained = (with_a - weights(model)[new]).sum().item()
+    rise_start = (new_pairs_learned(seed, steps, "SGD, -a", model="start") - weights(start)[new]).sum().item()
+    assert rise_start > 10 * rise_trained, f"seed {seed}, {steps} steps: rise {rise_start:.4f} vs {rise_trained:.5f}"
+
+
+def adam_with_minus_a_learns_both(seed: int, steps: int) -> bool:
+    """True when Adam with -a lifts both new weights above 0.9; False when one stays below 0.01
+    (asserted: no seed lands in between)."""
+    w = new_pairs_learned(seed, steps, "Adam, -a")
+    assert (w > 0.9).all() or (w < 0.01).any(), f"seed {seed}, {steps} steps: Adam with -a {w.tolist()}"
+    return bool((w > 0.9).all())
+
+
+@pytest.mark.parametrize("steps", STEPS)
+def test_adam_with_minus_a_learns_both_new_pairs_only_at_some_seeds(steps):
+    """The prose: Adam with -a learned both new pairs at seed 0 (200 and 600 steps), at 4 of seeds 0-9
+    after 200 training steps and at 2 of them after 600; at every other seed one weight stays below 0.01."""
+    learned = [seed for seed in ALL_SEEDS if adam_with_minus_a_learns_both(seed, steps)]
+    assert 0 in learned, f"{steps} steps: Adam with -a learned both new pairs only at seeds {learned}"
+    assert len(learned) == ADAM_LEARNS_BOTH[steps], f"{steps} steps: Adam with -a learned both at seeds {learned}"
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_try_it_600_steps_keep_growing_sharpening_and_shrinking(seed):
     """The notebook's "Try it": from step 200 to step 600 the projections keep growing, the rows get
     sharper (the two asked rows and the untrained row of "cat") and the gradient keeps shrinking."""
