@@ -275,7 +275,8 @@ def train_seq2seq(
     device = next(model.parameters()).device
     src_all, tgt_all = encode_pairs(train_pairs, tokenizer)  # (N, Ls_max), (N, Lt_max + 1)
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9)
+    opt = torch.optim.Adam(model.parameters(), lr=peak_lr, betas=(0.9, 0.98), eps=1e-9,
+                           foreach=True)  # one call per step for all tensors: the same bits, less overhead
     history: dict = {"step": [], "loss": [], "lr": [], "grad_norm": [], "seconds": []}
     history["config"] = {"steps": steps, "batch_size": batch_size, "peak_lr": peak_lr,
                          "warmup_steps": warmup_steps, "smoothing": smoothing,

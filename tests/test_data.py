@@ -537,3 +537,24 @@ def test_held_out_groups_and_families(splits):
     assert family_of("<mdy>2021-03-12", "2021-03-12") == "year-month-day, numbers"
     assert family_of("hello", "2021-03-12") == ""
     assert all(family_of(s, t) for s, t in test[:50])
+
+
+def test_family_of_renders_only_the_styles_that_could_match():
+    """family_of skips the styles that cannot write the text (a weekday word only from a weekday
+    style, a month word only from a word month, the separator always); the answers are those of
+    rendering every style, on generated dates of every kind and on texts that match none."""
+    from helpers.data import family_of, held_out_combination_pairs
+    from helpers.data.dates import _STYLES, parse_iso, split_order
+    from helpers.translator import translator_data
+
+    def every_style(source, target):
+        order, text = split_order(source)
+        date = parse_iso(target)
+        return " / ".join(sorted({s.family() for s in _STYLES if s._render(date) == text
+                                  and s.reading_order in (None, order)}))
+
+    train, _, test = translator_data()
+    pairs = [*test[:150], *train[:150], *held_out_combination_pairs(test[:150], seed=1),
+             ("<dmy>01/02/03", "2003-02-01"), ("<mdy>01/02/03", "2003-01-02"), ("03/01/02", "2003-01-02"),
+             ("<dmy>Friday 12 March 2021", "2021-03-12"), ("<dmy>12 sat 2021", "2021-03-12"), ("", "2021-03-12")]
+    assert [family_of(s, t) for s, t in pairs] == [every_style(s, t) for s, t in pairs]

@@ -374,6 +374,7 @@ MONTH_WORDS = {m: i + 1 for i, m in enumerate(MONTHS)} | {
     a: i + 1 for i, abbr in enumerate(_MONTH_ABBR) for a in abbr}
 WEEKDAY_WORDS = {w: i for i, w in enumerate(WEEKDAYS)} | {
     a: i for i, abbr in enumerate(_WEEKDAY_ABBR) for a in abbr}
+_MONTH_WORD_SET, _WEEKDAY_WORD_SET = frozenset(MONTH_WORDS), frozenset(WEEKDAY_WORDS)
 FILLER_WORDS = ("the", "of")
 ORDINAL_SUFFIXES = ("st", "nd", "rd", "th")
 MARKS = (" ", "'", ",", "-", ".", "/")
@@ -874,9 +875,22 @@ def family_of(source: str, target: str) -> str:
     ``target`` as ``source`` and read it with the source's order token ('' if none does)."""
     order, text = split_order(source)
     date = parse_iso(target)
-    found = sorted({s.family() for s in _STYLES if s._render(date) == text
-                    and s.reading_order in (None, order)})
+    # Only styles with a weekday write a weekday word, only word months a month word, and every style
+    # writes its separator: the other styles cannot write ``text`` and are not rendered at all.
+    words = set(re.findall(r"[a-z]+", text))
+    kind = (bool(words & _WEEKDAY_WORD_SET), bool(words & _MONTH_WORD_SET))
+    found = sorted({s.family() for s in _styles_by_kind().get(kind, ()) if s.sep in text
+                    and s._render(date) == text and s.reading_order in (None, order)})
     return " / ".join(found)
+
+
+@functools.cache
+def _styles_by_kind() -> dict[tuple[bool, bool], list[DateStyle]]:
+    """``_STYLES`` grouped by (has a weekday, month as a word)."""
+    groups: dict[tuple[bool, bool], list[DateStyle]] = {}
+    for s in _STYLES:
+        groups.setdefault((bool(s.weekday), s.words), []).append(s)
+    return groups
 
 
 # Unambiguous ways to write a date that no style generates (tests/test_data.py checks that), tried
@@ -955,11 +969,12 @@ class DateTokenizer(CharTokenizer):
         """'12 mar 2021' -> list of ids, one per piece (optionally framed by bos / eos)."""
         if not isinstance(text, str):
             raise TypeError(f"encode: text must be a str, got {type(text).__name__}")
-        bad = self.unknown(text)
+        pieces = self.pieces(text)
+        bad = list(dict.fromkeys(p for p in pieces if p not in self.stoi))  # what unknown() returns
         if bad:
             raise ValueError(f"cannot read {', '.join(_cut(b, 20) for b in bad[:10])} in {_cut(text)}; this "
                              f"tokenizer reads {self.describe()}")
-        return [self.bos_id] * add_bos + [self.stoi[p] for p in self.pieces(text)] + [self.eos_id] * add_eos
+        return [self.bos_id] * add_bos + [self.stoi[p] for p in pieces] + [self.eos_id] * add_eos
 
 
 def date_tokenizer() -> DateTokenizer:
