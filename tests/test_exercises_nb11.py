@@ -216,8 +216,28 @@ def test_attention_step_a_causal_mask_row_is_told_not_to_mask():
         scores = scores.masked_fill(~torch.ones(length, length, dtype=torch.bool).tril()[:1], float("-inf"))
         return torch.softmax(scores, -1) @ v, k, v
 
-    with pytest.raises(AssertionError, match="step 1: .*And don't mask: the new query is the latest position"):
+    with pytest.raises(AssertionError, match="step 1: the new query sees only the first key. That is a causal "
+                                             "mask aligned to the top-left"):
         nb11.check_attention_step(masked_like_row_0)
+
+
+def test_attention_step_is_causal_with_a_cache_is_named():
+    """F.scaled_dot_product_attention(..., is_causal=True) with one query and L + 1 keys aligns the
+    mask to the top-left: the learner appended correctly, and the hint names the flag."""
+    def fused_is_causal(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+        return torch.nn.functional.scaled_dot_product_attention(q_t, k, v, is_causal=True), k, v
+
+    with pytest.raises(AssertionError, match=r"step 1: the new query sees only the first key.*is_causal=True"
+                                             r".*pass no mask and no is_causal") as err:
+        nb11.check_attention_step(fused_is_causal)
+    assert "append its own" not in str(err.value)
+
+    def fused_right(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+        return torch.nn.functional.scaled_dot_product_attention(q_t, k, v), k, v
+
+    assert nb11.check_attention_step(fused_right)
 
 
 def test_kv_cache_bytes_right_number_as_a_float_is_told_to_return_an_int():

@@ -106,15 +106,20 @@ def check_attention_step(fn):
                 ("not finite (a softmax over no keys)" if not torch.isfinite(out).all() else "zero")
                 + ": the new token must attend to itself. Append its key and value to the cache "
                   "first, then attend over everything cached")
+        if i > 0 and _sees_the_first_key_only(fn, out, q, k, v, i):
+            raise AssertionError(
+                f"step {i}: the new query sees only the first key. That is a causal mask aligned to "
+                "the top-left: F.scaled_dot_product_attention(..., is_causal=True) does that when "
+                "there are fewer queries than keys, and so does row 0 of causal_mask(L + 1). The new "
+                "query is the latest position, so it may see every cached key and its own: for a "
+                "one-token step, pass no mask and no is_causal")
         if i > 0:
             past_only = torch.softmax(q_i @ cache_k.transpose(-2, -1) / math.sqrt(d), -1) @ cache_v
             if torch.allclose(out, past_only, atol=1e-5):
                 raise AssertionError(
                     f"step {i}: the new token attends only to the {i} cached position{'s' if i > 1 else ''}: "
                     "append its own "
-                    "key and value to the cache first, then attend (a token may attend to itself). "
-                    "And don't mask: the new query is the latest position, so it may see every "
-                    "cached key (row 0 of a causal mask would let it see only the first)")
+                    "key and value to the cache first, then attend (a token may attend to itself)")
         unscaled = torch.softmax(q_i @ new_k.transpose(-2, -1), -1) @ new_v
         if i > 0 and torch.allclose(out, unscaled, atol=1e-5):
             raise AssertionError(f"step {i}: divide the scores by sqrt(d_k) before the softmax")
@@ -130,6 +135,23 @@ def check_attention_step(fn):
                 f"by up to {far:.4f}: scores of the new query against every cached key (itself "
                 "included), scaled by 1/sqrt(d_k), softmax over the keys, then a mix of the values")
         cache_k, cache_v = new_k, new_v
+
+
+def _sees_the_first_key_only(fn, out, q, k, v, i) -> bool:
+    """Whether the output of step i is the first value alone, what a top-left causal mask leaves
+    (is_causal=True with one query). At step 1 attending to the cache alone gives the same, so the
+    function is then tried one step further, where the two differ."""
+    first = v[:, :, :1]  # (B, h, 1, d_v): attention on key 0 alone
+    if not torch.allclose(out, first, atol=1e-5):
+        return False
+    if i > 1:
+        return True
+    try:
+        probe = call(fn, q[:, :, 2:3], k[:, :, 2:3], v[:, :, 2:3], k[:, :, :2], v[:, :, :2])
+    except Exception:  # noqa: BLE001 - any failure here is reported by the step that hits it
+        return False
+    return (isinstance(probe, tuple) and len(probe) == 3 and isinstance(probe[0], torch.Tensor)
+            and probe[0].shape == first.shape and torch.allclose(probe[0], first, atol=1e-5))
 
 
 # Plausible slips, each a formula that differs from the right one by one factor. The cases below
