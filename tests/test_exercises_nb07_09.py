@@ -14,6 +14,13 @@ UNCHANGED = {"add 5 to every feature": True, "multiply every feature by 3": True
              "multiply one feature by 3": False}
 
 
+@pytest.fixture(autouse=True)
+def fresh_session():
+    """Each test starts as a fresh session: no wrong tries counted yet."""
+    for key in nb08.WRONG_TRIES:
+        nb08.WRONG_TRIES[key] = 0
+
+
 def stub(*args):
     raise NotImplementedError
 
@@ -66,6 +73,7 @@ def test_layer_norm(capsys):
     rejects(check_ln, lambda x, g, b, e: ln(x, g, b, e, unbiased=True), "unbiased variance")
     rejects(check_ln, lambda x, g, b, e: ln(x, g, b, e, affine=False), "gamma")
     rejects(check_ln, lambda x, g, b, e: ln(x, g, b, e, dim=1), "positions")
+    rejects(check_ln, lambda x, g, b, e: ln(x, g, b, e, dim=(1, 2)), "positions and the features together")
     rejects(check_ln, lambda x, g, b, e: x - x.mean(-1, keepdim=True),
             r"differs from LayerNorm's by up to \d+\.\d{4}: subtract each token's mean")
     rejects(check_ln, lambda x, g, b, e: ln(x, g, b, e)[0], "shape")
@@ -178,14 +186,27 @@ def test_moves(capsys):
 
 
 @pytest.mark.parametrize(("key", "wrong", "match"), [
-    ("a", [2], r"\(a\) .* you said \[2\], the outputs that moved are \[0, 1, 2, 3\]; cross-attention has "
-               "no causal mask"),
+    ("a", [2], r"\(a\) .* you said \[2\]; hint: cross-attention has no causal mask"),
     ("a", [2, 3], "cross-attention has no causal mask"),
-    ("b", [0, 1, 2, 3], r"\(b\) .* the outputs that moved are \[\]; the padding mask hides"),
-    ("c", [0, 1, 2, 3], r"\(c\) .* the outputs that moved are \[1, 2, 3\]; the causal mask"),
+    ("b", [0, 1, 2, 3], r"\(b\) .* you said \[0, 1, 2, 3\]; hint: the padding mask hides"),
+    ("c", [0, 1, 2, 3], r"\(c\) .* hint: the causal mask"),
     ("c", [1], "the positions from 1 on see the change"),
 ])
-def test_moves_names_each_wrong_prediction(key, wrong, match):
+def test_moves_first_wrong_try_names_the_idea_without_the_answer(key, wrong, match):
+    with pytest.raises(AssertionError, match=match) as error:
+        nb08.check_moves({**RIGHT_MOVES, key: wrong})
+    assert "moved are" not in str(error.value)
+    assert "a second wrong answer shows" in str(error.value)
+
+
+@pytest.mark.parametrize(("key", "wrong", "match"), [
+    ("a", [2, 3], r"\(a\) .* you said \[2, 3\], the outputs that moved are \[0, 1, 2, 3\]; cross-attention "
+                  "has no causal mask"),
+    ("b", [0, 1, 2, 3], r"\(b\) .* the outputs that moved are \[\]; the padding mask hides"),
+    ("c", [0, 1, 2, 3], r"\(c\) .* the outputs that moved are \[1, 2, 3\]; the causal mask"),
+])
+def test_moves_second_wrong_try_gives_the_measured_answer(key, wrong, match):
+    rejects(nb08.check_moves, {**RIGHT_MOVES, "a": [1]}, "hint")  # the first wrong try
     rejects(nb08.check_moves, {**RIGHT_MOVES, key: wrong}, match)
 
 
@@ -196,14 +217,23 @@ def test_moves_rejects_malformed_answers():
 
 def test_rotation_alignment(capsys):
     accepts(nb08.check_rotation_alignment, [2, 3, 4, 5, 0, 1], capsys)
-    rejects(nb08.check_rotation_alignment, [5, 4, 3, 2, 1, 0], "reversal's anti-diagonal")
-    rejects(nb08.check_rotation_alignment, [0, 1, 2, 3, 4, 5], "that is copying")
-    rejects(nb08.check_rotation_alignment, [4, 5, 0, 1, 2, 3], "rotated the other way")
-    rejects(nb08.check_rotation_alignment, [2, 3, 4, 5, 1, 0],
-            r"you predicted \[2, 3, 4, 5, 1, 0\]; the trained model's cross-attention peaks at "
-            r"\[2, 3, 4, 5, 0, 1\]")
     rejects(nb08.check_rotation_alignment, [2, 3, 4], "6 source positions")
     rejects(nb08.check_rotation_alignment, "2345", "6 source positions")
+
+
+@pytest.mark.parametrize(("wrong", "match"), [
+    ([5, 4, 3, 2, 1, 0], "reversal's anti-diagonal"),
+    ([0, 1, 2, 3, 4, 5], "that is copying"),
+    ([4, 5, 0, 1, 2, 3], "rotated the other way"),
+    ([2, 3, 4, 5, 1, 0], "write the target under the source"),
+])
+def test_rotation_alignment_first_wrong_try_is_a_hint_then_the_answer(wrong, match):
+    with pytest.raises(AssertionError, match=match) as error:
+        nb08.check_rotation_alignment(wrong)
+    assert "2, 3, 4, 5, 0, 1" not in str(error.value) and "a second wrong answer shows" in str(error.value)
+    rejects(nb08.check_rotation_alignment, wrong,
+            rf"you predicted \[{', '.join(map(str, wrong))}\]; the trained model's cross-attention peaks at "
+            rf"\[2, 3, 4, 5, 0, 1\] .*{match}")
 
 
 def test_most_attended(capsys):
@@ -222,6 +252,8 @@ def test_most_attended(capsys):
     rejects(nb08.check_most_attended,
             lambda w, src: [src[j] for j in w.amax(0).argmax(-1).tolist()], "largest weight of any head")
     rejects(nb08.check_most_attended, lambda w, src: src[:4], "wrong token at target position")
+    rejects(nb08.check_most_attended, lambda w, src: w.mean(0).argmax(-1).tolist(),
+            "return the tokens at those positions")
 
 
 def test_cross_attention_zeros(capsys):
@@ -234,6 +266,8 @@ def test_cross_attention_zeros(capsys):
     rejects(nb08.check_cross_attention_zeros,
             lambda s, t, p: right(s, t, p) | (t == p)[:, :, None], "target's or the source's")
     rejects(nb08.check_cross_attention_zeros, lambda s, t, p: ~right(s, t, p), "swapped")
+    rejects(nb08.check_cross_attention_zeros, lambda s, t, p: right(s, t, p) & (t != p)[:, :, None],
+            "a padded target row still gets a softmax over the real source tokens")
     rejects(nb08.check_cross_attention_zeros, lambda s, t, p: right(s, t, p).transpose(1, 2),
             r"\(B, Lt, Ls\) = \(2, 4, 5\).*got \(2, 5, 4\)")
     rejects(nb08.check_cross_attention_zeros, lambda s, t, p: right(s, t, p).float(), "boolean")

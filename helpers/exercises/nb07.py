@@ -87,6 +87,11 @@ def check_layer_norm(fn, unchanged_by=None):
         if torch.allclose(got, over * gamma + beta, atol=1e-5):
             raise AssertionError(f"eps={eps}: you normalised over the positions (dim 1); LayerNorm "
                                  "normalises each token over its features, the last dimension")
+        both = (x - x.mean((1, 2), keepdim=True)) / torch.sqrt(x.var((1, 2), keepdim=True, unbiased=False) + eps)
+        if torch.allclose(got, both * gamma + beta, atol=1e-5):
+            raise AssertionError(f"eps={eps}: you normalised over the positions and the features together "
+                                 "(dims 1 and 2, one mean per sequence); LayerNorm normalises each token "
+                                 "over its own features, the last dimension only")
         uncentred = x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gamma + beta
         if torch.allclose(got, uncentred, atol=1e-5):
             raise AssertionError(f"eps={eps}: largest difference from LayerNorm {_max_diff(got, want):.4f}; "

@@ -6,8 +6,19 @@ import torch
 
 from ._common import NotAttempted, call, checker
 
-__all__ = ["MOVES", "ROTATION_SHIFT", "check_cross_attention_zeros", "check_most_attended", "check_moves",
+__all__ = ["MOVES", "ROTATION_SHIFT", "WRONG_TRIES", "check_cross_attention_zeros", "check_most_attended", "check_moves",
            "check_rotation_alignment", "moved_positions", "rotation_alignment"]
+
+
+# Exercises 1 and 4 ask for predictions: a first wrong answer gets a hint, from the second on the
+# measured answer as well (``WRONG_TRIES`` counts them in this session).
+WRONG_TRIES = {"moves": 0, "rotation_alignment": 0}
+
+
+def _wrong_try(exercise: str) -> bool:
+    """Count a wrong answer; True for the first one (a hint only, not yet the answer)."""
+    WRONG_TRIES[exercise] += 1
+    return WRONG_TRIES[exercise] == 1
 
 
 # Exercise 1: three changes to the running example; which decoder outputs move?
@@ -78,6 +89,10 @@ def check_moves(answers):
     measured = moved_positions()
     wrong = [k for k in MOVES if given[k] != measured[k]]
     if wrong:
+        if _wrong_try("moves"):
+            raise AssertionError(f"{len(wrong)} of 3 predictions are wrong:\n" + "\n".join(
+                f"({k}) {MOVES[k]}: you said {given[k]}; hint: {_MOVE_HINTS[k]}" for k in wrong)
+                + "\nTry again; a second wrong answer shows the outputs that moved.")
         raise AssertionError(f"{len(wrong)} of 3 predictions are wrong:\n" + "\n".join(
             f"({k}) {MOVES[k]}: you said {given[k]}, the outputs that moved are {measured[k]}; "
             f"{_MOVE_HINTS[k]}" for k in wrong))
@@ -95,6 +110,9 @@ def check_most_attended(fn):
     got = list(got)
     mean = weights.mean(0)  # (Lt, Ls)
     want = [src[j] for j in mean.argmax(-1).tolist()]
+    if got == mean.argmax(-1).tolist():
+        raise AssertionError(f"you returned the source positions {got}; return the tokens at those "
+                             f"positions (src_tokens[j]), not their indices")
     wrong_axis = [src[j] for j in mean.argmax(0).tolist()]
     if got == wrong_axis:
         raise AssertionError(f"expected {len(want)} tokens (one per target position), got {len(got)}: "
@@ -145,6 +163,11 @@ def check_cross_attention_zeros(fn):
     if torch.equal(got, want | (tgt == 0)[:, :, None]):
         raise AssertionError("you marked whole rows of the padded target positions: which mask does "
                              "cross-attention receive, the target's or the source's?")
+    if torch.equal(got, want & (tgt != 0)[:, :, None]):
+        raise AssertionError("you marked the source <pad> columns only in the real target rows: a padded "
+                             "target row still gets a softmax over the real source tokens, with weight 0 "
+                             "on the source padding like every other row (cross-attention never sees "
+                             "the target's padding)")
     wrong = (got != want).nonzero().tolist()
     assert not wrong, (f"{len(wrong)} of 40 flags are wrong, e.g. (b, t, j) = {wrong[0]}: you said "
                        f"{bool(got[tuple(wrong[0])])} there, the decoder's weight there is "
@@ -215,6 +238,9 @@ def check_rotation_alignment(reads):
         hint = "rotated the other way: output t of 'abjefc' (from 'fcabje') is which source letter?"
     else:
         hint = "write the target under the source and follow each letter"
+    if _wrong_try("rotation_alignment"):
+        raise AssertionError(f"you predicted {given}; hint: {hint}. Try again; a second wrong answer "
+                             "shows where the trained model's cross-attention peaks.")
     raise AssertionError(f"you predicted {given}; the trained model's cross-attention peaks at "
                          f"{measured} (for {share:.0%} of the output letters of 200 fresh strings at "
                          f"exactly those positions): {hint}")

@@ -14,8 +14,10 @@ so it is loaded, not trained again, once the notebook has run.
 The intervention (section 7, after the map): the last cross-attention's weights overwritten, on the
 letter rows, with one-hot rows on the mirrored position (the model still writes >= 99 % of the
 letters right), one-hot rows shifted by one (<= 5 % right, and >= 95 % of the time it writes the
-letter it was made to read) and uniform rows (15-35 % right). Written from seeds 0-4, checked
-unchanged on held-out seeds 5-9.
+letter it was made to read) and uniform rows (15-35 % right; at output positions 0-4 at least 95 %
+of the letters written are letters of the source string: a second read measured 99-100 % there at
+seeds 0-2, and 0.58 / 0.16 / 0.82 at the last position, which the prose leaves out). Written from
+seeds 0-4, checked unchanged on held-out seeds 5-9. Strings of 7 letters: seeds 0, 1, 2 and 5.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def written_with(r: dict, pattern: torch.Tensor, ls: int = 6) -> torch.Tensor:
     return logits[:, :ls].argmax(-1)
 
 
-@pytest.mark.parametrize(("seed", "ls"), [*((s, 6) for s in range(10)), (0, 7)])
+@pytest.mark.parametrize(("seed", "ls"), [*((s, 6) for s in range(10)), (0, 7), (1, 7), (2, 7), (5, 7)])
 def test_the_reversal_is_learned_by_reading_the_mirrored_position(seed, ls):
     r = train_and_measure("reverse", seed, ls)
     assert r["loss"][0] > 2.0 and r["loss"][-1] < 0.05, r["loss"]
@@ -112,6 +114,8 @@ def test_intervention_the_model_writes_what_cross_attention_points_at(seed):
     assert (shifted == right).float().mean() <= 0.05
     assert (shifted == neighbour).float().mean() >= 0.95
     assert 0.15 <= (uniform == right).float().mean() <= 0.35
+    in_source = (uniform[:, :, None] == r["src"][:, None, :]).any(-1).float().mean(0)  # (ls,)
+    assert in_source[: ls - 1].min() >= 0.95, f"seed {seed}: uniform rows write source letters {in_source.tolist()}"
 
 
 def test_control_a_model_trained_to_copy_reads_the_diagonal_not_the_anti_diagonal():
@@ -129,18 +133,19 @@ def test_exercise_4_the_rotation_model_reads_the_shifted_diagonal(seed):
 
 
 def test_untrained_cross_attention_averaged_over_heads_stays_below_half():
-    """Section 6's set-up (d_model 16, 4 heads, 2 layers), embeddings and decoder from 5 seeds each."""
+    """Section 6's set-up (d_model 16, 4 heads, 2 layers), embeddings and decoder from 10 seeds each
+    (0-4 written, 5-9 held out; a second read measured at most 0.358 over the 10 x 10)."""
     src = torch.tensor([[1, 2, 3, 4, 5], [1, 6, 4, 5, 0]])
     tgt = torch.tensor([[1, 2, 3, 4], [1, 2, 6, 5]])
     largest = []
-    for s0 in range(5):
+    for s0 in range(10):
         seed_everything(s0)
         src_embed, tgt_embed = torch.nn.Embedding(7, 16), torch.nn.Embedding(7, 16)
         pos, encoder = PositionalEncoding(16, max_len=32), Encoder(2, 16, 4, 32).eval()
         with torch.no_grad():
             memory = encoder(pos(src_embed(src) * math.sqrt(16)), padding_mask(src, 0))
             y = pos(tgt_embed(tgt) * math.sqrt(16))
-        for s1 in range(5):
+        for s1 in range(10):
             seed_everything(s1)
             dec = Decoder(2, 16, 4, 32, dropout=0.0).eval()
             with torch.no_grad():
