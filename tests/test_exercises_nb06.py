@@ -1,10 +1,15 @@
-"""Notebook 06's predict-then-verify checkers (exercises 1 and 2): not attempted for the stub,
-each wrong prediction named with what was measured, the right answers accepted. Exercise 3's
-checker is tested in test_exercises_nb03_06.py."""
+"""Notebook 06's checkers. Exercises 1 and 2 (predict, then verify): not attempted for the stub,
+each wrong prediction named with what was measured, the right answers accepted. Exercise 3 (a RoPE
+score from the offset): any pair of rotations with the right difference accepted, each plausible
+slip (the offset's sign, no rotation, the half-split pairing) named, a hint first and the expected
+score from the second wrong try on."""
+
+import re
 
 import pytest
 import torch
 
+from helpers import apply_rope
 from helpers.exercises import nb06
 
 RIGHT_DIRECTION = {"a": True, "b": True, "c": False}
@@ -78,3 +83,72 @@ def test_offset_matrix_moves_the_table_forward():
     pe = sinusoidal_positional_encoding(30, 16).double()
     m = nb06.offset_matrix(5, 16)  # (d_model, d_model)
     torch.testing.assert_close(pe[:-5] @ m.T, pe[5:], atol=1e-5, rtol=0)
+
+
+# ---------------------------------------------------------------- exercise 3
+
+OMEGA = 10000 ** (-torch.arange(0, 8, 2) / 8)  # (d/2,) for d = 8
+
+
+def rotate_pairs(x, angle):
+    """x (8,) with pair i = (x_2i, x_2i+1) turned by angle[i]."""
+    a, b = x[0::2], x[1::2]
+    return torch.stack([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], -1).flatten()
+
+
+def rotate_halves(x, angle):
+    """The half-split pairing: dimension i with i + 4."""
+    a, b = x[:4], x[4:]
+    return torch.cat([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()])
+
+
+@pytest.fixture(autouse=True)
+def fresh_session(monkeypatch):
+    monkeypatch.setitem(nb06.WRONG_TRIES, "rope_score_at_offset", 0)
+
+
+def test_rope_score_not_attempted(capsys):
+    def stub(q, k, offset):
+        raise NotImplementedError
+
+    assert not nb06.check_rope_score_at_offset(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer", [
+    lambda q, k, o: q @ rotate_pairs(k, o * OMEGA),  # k alone, by the offset
+    lambda q, k, o: rotate_pairs(q, -o * OMEGA) @ k,  # q alone, back by the offset
+    lambda q, k, o: apply_rope(q[None], torch.tensor([0]))[0] @ apply_rope(k[None], torch.tensor([o]))[0],
+    lambda q, k, o: rotate_pairs(q, o * OMEGA) @ rotate_pairs(k, 2 * o * OMEGA),  # any p: here p = offset
+    lambda q, k, o: (q @ rotate_pairs(k, o * OMEGA)).numpy(),  # a NumPy number
+    lambda q, k, o: float(q @ rotate_pairs(k, o * OMEGA)),
+], ids=["rotate k", "rotate q back", "apply_rope at 0 and offset", "q at offset, k at 2 offset", "numpy",
+        "float"])
+def test_rope_score_accepts_any_rotations_with_the_right_difference(answer, capsys):
+    assert nb06.check_rope_score_at_offset(answer)
+    assert "correct!" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("answer", "hint"), [
+    (lambda q, k, o: rotate_pairs(q, o * OMEGA) @ k, r"the score for offset -3: which of q and k sits later"),
+    (lambda q, k, o: rotate_pairs(q, o * OMEGA) @ rotate_pairs(k, o * OMEGA),
+     r"without any rotation: rotating q and k by the same angle changes nothing"),
+    (lambda q, k, o: q @ rotate_halves(k, o * OMEGA), r"half-split pairing .*pairs adjacent dimensions"),
+    (lambda q, k, o: rotate_halves(q, o * OMEGA) @ k, r"half-split pairing"),  # and the wrong way round
+    (lambda q, k, o: q @ rotate_pairs(k, o * 10000 ** (-torch.arange(0, 4) / 8)),  # omega_i = 10000^(-i/d)
+     r"same for every p: pick one p, and check the angle of each pair"),
+], ids=["offset flipped", "same rotation", "half-split", "half-split flipped", "other slip"])
+def test_rope_score_hint_first_then_the_expected_score(answer, hint):
+    with pytest.raises(AssertionError, match=r"offset 3: you returned -?\d+\.\d{4}\. Hint: .*" + hint) as first:
+        nb06.check_rope_score_at_offset(answer)
+    assert not re.search(r"expected -?\d", str(first.value))  # no score given away yet
+    assert "a second wrong answer shows the expected score" in str(first.value)
+    with pytest.raises(AssertionError, match=r"offset 3: expected -?\d+\.\d{4} \(the score of q at position p "
+                                             r"and k at p \+ 3, the same for every p\), got -?\d+\.\d{4}\. "
+                       + ".*" + hint):
+        nb06.check_rope_score_at_offset(answer)
+
+
+def test_rope_score_wants_one_number():
+    with pytest.raises(AssertionError, match=r"return one score \(a number or a 0-d tensor\), got shape \(8,\)"):
+        nb06.check_rope_score_at_offset(lambda q, k, o: q * k)

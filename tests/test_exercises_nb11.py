@@ -3,6 +3,7 @@ answers with a helpful message and accepts a right answer."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -243,3 +244,45 @@ def test_attention_step_is_causal_with_a_cache_is_named():
 def test_kv_cache_bytes_right_number_as_a_float_is_told_to_return_an_int():
     with pytest.raises(AssertionError, match="whole number: return an int"):
         nb11.check_kv_cache_bytes(lambda n, b, t, d, nb=4: 2.0 * n * b * t * d * nb)
+
+
+def test_attention_step_a_cache_built_by_prepending_is_told_the_order():
+    """Prepending gives the right output (attention without a mask ignores the order), but a cache
+    whose index j is not position j breaks a mask and the positions of later steps."""
+    def prepend(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([k_t, cache_k], 2), torch.cat([v_t, cache_v], 2)
+        return torch.nn.functional.scaled_dot_product_attention(q_t, k, v), k, v
+
+    with pytest.raises(AssertionError, match=r"step 1: the returned cache holds the positions in reverse order, "
+                                             r"the newest first: the new key and value go after the cached ones"):
+        nb11.check_attention_step(prepend)
+
+    def cache_altered(q_t, k_t, v_t, cache_k, cache_v):
+        out, k, v = step_right(q_t, k_t, v_t, cache_k, cache_v)
+        return out, k * 1.5, v
+
+    with pytest.raises(AssertionError, match=r"step 1: the returned cache should hold the keys and values of "
+                                             r"positions 0 to 1 in order"):
+        nb11.check_attention_step(cache_altered)
+
+
+@pytest.mark.parametrize("fixed", [4, 2])
+def test_kv_cache_bytes_ignoring_bytes_per_value_is_named(fixed):
+    with pytest.raises(AssertionError, match=rf"Hint: your count takes {fixed} bytes per value in every case, "
+                                             r"but the last argument, bytes_per_value, says how many") as err:
+        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 2 * n * b * t * d * fixed)
+    assert "2 x layers" not in str(err.value)
+
+
+@pytest.mark.parametrize("as_number", [np.int64, np.uint64, torch.tensor, lambda n: torch.tensor([n])],
+                         ids=["numpy int64", "numpy uint64", "0-d tensor", "one-element tensor"])
+def test_kv_cache_bytes_accepts_integers_of_numpy_and_torch(as_number, capsys):
+    assert nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: as_number(2 * n * b * t * d * nb))
+    assert "correct!" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("as_number", [np.float64, lambda n: torch.tensor(float(n), dtype=torch.float64)],
+                         ids=["numpy float", "float tensor"])
+def test_kv_cache_bytes_floats_of_numpy_and_torch_are_told_to_return_an_int(as_number):
+    with pytest.raises(AssertionError, match="whole number: return an int"):
+        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: as_number(2 * n * b * t * d * nb))

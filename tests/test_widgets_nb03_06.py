@@ -96,6 +96,7 @@ def test_position_dimension_figure_and_explorer():
     pe = sinusoidal_positional_encoding(20, 8)
     fig = position_dimension_figure(pe, position=5, dimension=3)
     ax_t, ax_c, ax_r, _ = fig.axes  # the colorbar comes last
+    assert fig.get_size_inches()[0] <= 8  # fits the notebook's column: 8-pt text stays 8 pt
     torch.testing.assert_close(_image(ax_t), pe)
     line, marker = ax_c.get_lines()
     torch.testing.assert_close(torch.as_tensor(line.get_ydata(), dtype=torch.float32), pe[:, 3])

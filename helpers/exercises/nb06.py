@@ -10,7 +10,7 @@ import torch
 
 from ._common import NotAttempted, call, checker
 
-__all__ = ["SCORE_TERMS", "TERM_KINDS", "check_before_or_after", "check_rope_score_at_offset",
+__all__ = ["SCORE_TERMS", "TERM_KINDS", "WRONG_TRIES", "check_before_or_after", "check_rope_score_at_offset",
            "check_score_terms", "offset_matrix", "term_kind"]
 
 
@@ -173,27 +173,63 @@ def check_score_terms(answers):
 
 # ---- Exercise 3 --------------------------------------------------------------------------------
 
+# Wrong answers to exercise 3 so far in this session: the first gets a hint only, so that the learner
+# looks for the slip before seeing the expected score; later ones the expected score as well.
+WRONG_TRIES = {"rope_score_at_offset": 0}
+
+
+def _rope_half(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """x (L, d) rotated in the half-split pairing: dimension i with i + d/2 (``rotate_half``)."""
+    d = x.shape[-1]
+    omega = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    angle = positions.to(torch.float64)[:, None] * omega  # (L, d/2)
+    a, b = x[..., : d // 2], x[..., d // 2:]
+    return torch.cat([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], -1)
+
+
+def _score(rope, q: torch.Tensor, k: torch.Tensor, offset: int) -> torch.Tensor:
+    """q at position 0 and k at position ``offset``, both rotated by ``rope``: a float32 0-d tensor."""
+    return (rope(q.double()[None], torch.tensor([0])) * rope(k.double()[None], torch.tensor([offset]))).sum().float()
+
+
+def _rope_hint(got: torch.Tensor, q: torch.Tensor, k: torch.Tensor, offset: int) -> str:
+    """What a wrong score most likely missed, in words; "" when it matches no known slip."""
+    if offset != 0 and torch.allclose(got, _score(_rope, q, k, -offset), atol=1e-4):
+        return (f"That is the score for offset {-offset}: which of q and k sits later, and which way does "
+                "the angle go?")
+    if offset != 0 and torch.allclose(got, (q * k).sum(), atol=1e-4):
+        return "That is the score without any rotation: rotating q and k by the same angle changes nothing."
+    if any(torch.allclose(got, _score(_rope_half, q, k, o), atol=1e-4) for o in (offset, -offset)):
+        return ("That is RoPE in the half-split pairing (dimension i with i + d/2, Hugging Face's "
+                "rotate_half): this notebook pairs adjacent dimensions, (x_2i, x_2i+1), as apply_rope does.")
+    return ""
+
+
 @checker("Exercise 3 (RoPE scores from the offset alone)")
 def check_rope_score_at_offset(fn):
-    """``fn(q, k, offset)`` -> the RoPE score of q at any position p and k at p + offset."""
+    """``fn(q, k, offset)`` -> the RoPE score of q at any position p and k at p + offset.
+
+    Any pair of rotations whose angles differ by offset x omega_i (k later than q) gives that score
+    and is accepted; the shortest rotates one vector once. A first wrong try gets a hint only, later
+    ones the expected score as well (``WRONG_TRIES`` counts them in this session)."""
     g = torch.Generator().manual_seed(6)
     q, k = torch.randn(8, generator=g), torch.randn(8, generator=g)
     for offset in (3, -5, 0, 12):
         got = call(fn, q.clone(), k.clone(), offset)
         got = torch.as_tensor(got, dtype=torch.float32)
         assert got.numel() == 1, f"return one score (a number or a 0-d tensor), got shape {tuple(got.shape)}"
+        got = got.reshape(())
         p = torch.tensor([0, 7, 20])  # several query positions, same offset
         want = (_rope(q.double().expand(3, 8), p) * _rope(k.double().expand(3, 8), p + offset)).sum(-1)
         want = want.float()  # (3,), all equal
         if torch.allclose(got, want[0], atol=1e-4):
             continue
-        flipped = (q.double() * _rope(k.double()[None], torch.tensor([-offset]))[0]).sum().float()
-        if offset != 0 and torch.allclose(got, flipped, atol=1e-4):
-            raise AssertionError(f"offset {offset}: got {got.item():.4f}, the score for offset {-offset}: "
-                                 "which of q and k sits later, and which way does the angle go?")
-        if offset != 0 and torch.allclose(got, (q * k).sum(), atol=1e-4):
-            raise AssertionError(f"offset {offset}: got {got.item():.4f}, the score without any rotation: "
-                                 "rotating q and k by the same angle changes nothing, the offset must appear")
-        raise AssertionError(f"offset {offset}: got {got.item():.4f}, expected {want[0].item():.4f} (the score "
-                             f"of q at position p and k at p + {offset}, the same for every p)")
-
+        WRONG_TRIES["rope_score_at_offset"] += 1
+        hint = _rope_hint(got, q, k, offset) or (
+            f"The score of q at position p and k at p + {offset} is the same for every p: pick one p, and "
+            "check the angle of each pair, p x omega_i with omega_i = 10000^(-2i/d).")
+        if WRONG_TRIES["rope_score_at_offset"] == 1:
+            raise AssertionError(f"offset {offset}: you returned {got.item():.4f}. Hint: {hint}\n"
+                                 "Try again; a second wrong answer shows the expected score.")
+        raise AssertionError(f"offset {offset}: expected {want[0].item():.4f} (the score of q at position p and "
+                             f"k at p + {offset}, the same for every p), got {got.item():.4f}. {hint}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
@@ -95,6 +96,16 @@ def check_attention_step(fn):
             f"d_k) = {(b, h, i + 1, d)} and values (B, h, {i + 1}, d_v) = {(b, h, i + 1, dv)}, got "
             f"{tuple(new_k.shape)} and {tuple(new_v.shape)}. Append the new key and value along "
             "dim 2, the positions")
+        if i > 0 and not (torch.equal(new_k, k[:, :, : i + 1]) and torch.equal(new_v, v[:, :, : i + 1])):
+            reversed_ = torch.equal(new_k, k[:, :, : i + 1].flip(2)) and torch.equal(new_v, v[:, :, : i + 1].flip(2))
+            raise AssertionError(
+                f"step {i}: the returned cache " + (
+                    "holds the positions in reverse order, the newest first: the new key and value go after "
+                    "the cached ones. Without a mask attention does not see the "
+                    "order, so the output is right here, but index j of the cache must stay position j: "
+                    "a mask and the positions of later steps count on it" if reversed_ else
+                    f"should hold the keys and values of positions 0 to {i} in order, the cached ones "
+                    "unchanged and the new one appended at the end (dim 2)"))
         assert out.shape == (b, h, 1, dv), (
             f"step {i}: out should be (B, h, 1, d_v) = {(b, h, 1, dv)}, got {tuple(out.shape)}"
             + (": the output is a mix of values, so its last dimension is d_v" if out.shape[-1] == d
@@ -155,7 +166,7 @@ def _sees_the_first_key_only(fn, out, q, k, v, i) -> bool:
 
 
 # Plausible slips, each a formula that differs from the right one by one factor. The cases below
-# change every factor from one case to the next, so at most one slip fits all of them.
+# change the factors from one case to the next so that at most one slip fits all of them.
 _KV_SLIPS = (
     ("keys only", lambda n, b, t, d, nb: n * b * t * d * nb,
      "every layer caches two tensors per token, keys and values: count both"),
@@ -165,20 +176,34 @@ _KV_SLIPS = (
      "each sequence of the batch has its own keys and values"),
     ("values, not bytes", lambda n, b, t, d, nb: 2 * n * b * t * d,
      "that counts values: multiply by the bytes each value takes"),
+    ("a fixed size", lambda n, b, t, d, nb: 2 * n * b * t * d * 4,
+     "your count takes 4 bytes per value in every case, but the last argument, bytes_per_value, says "
+     "how many each value takes (4 for float32, 2 for float16 or bfloat16): use it"),
+    ("a fixed size", lambda n, b, t, d, nb: 2 * n * b * t * d * 2,
+     "your count takes 2 bytes per value in every case, but the last argument, bytes_per_value, says "
+     "how many each value takes (4 for float32, 2 for float16 or bfloat16): use it"),
     ("four tensors", lambda n, b, t, d, nb: 4 * n * b * t * d * nb,
      "count keys and values once per decoder layer (the self-attention cache; here we leave "
      "the cross-attention cache out)"),
 )
 
 
+def _bytes(case: tuple, value):
+    """A learner's count of bytes as a Python int or float: NumPy numbers and one-element tensors are
+    accepted as the numbers they hold."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise AssertionError(f"expected a number of bytes for kv_cache_bytes{case}, got {type(value).__name__}")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
 @checker("Exercise 3 (how big the KV cache grows)")
 def check_kv_cache_bytes(fn):
-    """``fn(num_layers, batch, seq_len, d_model, bytes_per_value)`` -> int bytes."""
+    """``fn(num_layers, batch, seq_len, d_model, bytes_per_value)`` -> int bytes (a NumPy integer or a
+    one-element integer tensor counts as an int)."""
     cases = ((2, 1, 128, 128, 4), (12, 8, 1024, 768, 2), (32, 3, 4096, 4096, 2))
-    got = [call(fn, *case) for case in cases]
-    for case, value in zip(cases, got, strict=True):
-        assert isinstance(value, int | float), (
-            f"expected a number of bytes for kv_cache_bytes{case}, got {type(value).__name__}")
+    got = [_bytes(case, call(fn, *case)) for case in cases]
     want = [2 * n * b * t * d * nb for n, b, t, d, nb in cases]
     if got == want and any(isinstance(value, float) for value in got):
         raise AssertionError("the numbers are right, but a count of bytes is a whole number: return an "

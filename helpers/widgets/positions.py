@@ -20,7 +20,11 @@ def position_dimension_figure(pe, position: int, dimension: int):
         raise ValueError(f"position must be in 0..{max_len - 1}, got {position}")
     if not 0 <= dimension < d_model:
         raise ValueError(f"dimension must be in 0..{d_model - 1}, got {dimension}")
-    fig, (ax_t, ax_c, ax_r) = plt.subplots(1, 3, figsize=(12, 3.4), layout="constrained")
+    # 8 inches wide, the notebook's column, so that 8-pt text shows at 8 pt: the table on top, the
+    # wave and the bars below it
+    fig = plt.figure(figsize=(8, 5.6), layout="constrained")
+    grid = fig.add_gridspec(2, 2)
+    ax_t, ax_c, ax_r = fig.add_subplot(grid[0, :]), fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
     im = ax_t.imshow(pe.numpy(), cmap="viridis", aspect="auto", vmin=-1, vmax=1)
     ax_t.axhline(position, color="white", linewidth=1.5)
     ax_t.axvline(dimension, color="orange", linewidth=1.5)
