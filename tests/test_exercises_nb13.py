@@ -104,6 +104,12 @@ def test_attention_intensity_names_the_slip(wrong, concept):
     assert "expected" in second
 
 
+def test_attention_intensity_names_the_8b_shape():
+    """4 in 16-bit is section 3's 8B shape (32 query heads); the hint says so before the multiply-add."""
+    first, _ = wrong_twice(nb13.check_attention_intensity, {(2, 1): 4, (2, 64): 8, (4, 1): 4})
+    assert "8B shape" in first and "h = 64" in first and "multiply and an add" in first
+
+
 def test_attention_intensity_checks_every_question():
     """Two right answers do not hide a wrong third."""
     with pytest.raises(AssertionError, match=r"4 bytes per number, B = 1: you said 8"):
@@ -143,6 +149,19 @@ def test_window_budget_names_the_slip(key, wrong, concept):
     assert f"{key}: you said" in first and "hint:" in first and "expected" not in first
     assert f"expected {RIGHT_BUDGET[key]!r}" in second
     assert pytest.raises(AssertionError, nb13.check_window_budget, {**RIGHT_BUDGET, key: wrong}).match(concept)
+
+
+def test_window_budget_sequences_that_follow_from_wrong_positions():
+    """4,096 positions and 48 sequences: 48 is exact for 4,096 positions, so the hint on the sequences
+    points back to the positions, not to rounding."""
+    first, _ = wrong_twice(nb13.check_window_budget, {**RIGHT_BUDGET, "positions": 4096, "sequences": 48})
+    assert "right for the 4,096 positions you gave" in first and "round down" not in first
+    assert "sinks stay" in first
+
+
+def test_window_budget_s_plus_w_is_during_a_step():
+    first, _ = wrong_twice(nb13.check_window_budget, {**RIGHT_BUDGET, "positions": 4100})
+    assert "during a step" in first and "w - 1 recent positions" in first
 
 
 # Exercise 4: NTK-aware scaling at alpha = 2 on rows of 64, d_k = 16, trained on rows of 32

@@ -149,7 +149,9 @@ def _intensity_hint(bytes_per_number: int, batch: int, got: float, want: float, 
              (want * bytes_per_number * 2, f"{per_number}; and {keys_only}"),
              (want * 2, f"{per_number}, or {keys_only}" if bytes_per_number == 2 else keys_only),
              (want * bytes_per_number, per_number),
-             (want / 2, "each product (Q K^T and A V) costs a multiply and an add: 2 FLOPs per weight"),
+             (want / 2, f"that is what the 8B shape of section 3 gives, with h = {LLAMA_8B['num_heads']} query heads; "
+                        f"this shape has h = {h}. If that is not it: each product (Q K^T and A V) costs a multiply "
+                        "and an add, 2 FLOPs per weight"),
              (want * h_kv, "the cache holds h_kv heads of keys and of values; each is read by h / h_kv query heads"),
              (want * h_kv / h, f"the cache holds h_kv = {h_kv} heads, not h = {h}: that would be multi-head attention")]
     for value, hint in slips:
@@ -188,17 +190,24 @@ def window_budget() -> dict[str, int | float]:
             "full GiB": kv_cache_bytes(seq_len=FULL_TOKENS, **MISTRAL_7B) / GIB}
 
 
-def _window_hints(key: str, got) -> str:
+def _window_hints(key: str, got, positions=None) -> str:
+    """The hint for a wrong answer to ``key``; ``positions`` is the learner's answer to "positions"
+    (a count of sequences may follow rightly from a wrong count of positions)."""
     per_token = kv_cache_bytes(seq_len=1, **MISTRAL_7B)
     if key == "positions":
         recent = ("between steps the cache keeps w - 1 recent positions: the new token brings the w-th "
                   "(section 4's rolling cache of window 16 held 15)")
         return {WINDOW: f"the sinks stay in the cache besides the window; and {recent}",
-                WINDOW + SINKS: recent,
+                WINDOW + SINKS: ("s + w is what it holds during a step, when the new token's key and value are in "
+                                 f"and the oldest has not yet left; {recent}"),
                 WINDOW - 1: "the sinks stay in the cache besides the window"}.get(
             got, "what does a RollingKVCache keep between steps? (section 4's, of window 16, held 15 positions)")
     if key == "sequences":
         per_sequence = (SINKS + WINDOW - 1) * per_token
+        if positions not in (None, SINKS + WINDOW - 1) and positions > 0 and got == BUDGET_GIB * GIB // (
+                positions * per_token):
+            return (f"that is right for the {positions:,} positions you gave, and {positions:,} is not what the "
+                    "cache holds between steps: fix the positions, then divide again")
         if got == BUDGET_GIB * 10**9 // per_sequence:
             return "a GiB is 2^30 bytes, not 10^9"
         if got == BUDGET_GIB * GIB // (per_sequence // 2):
@@ -226,12 +235,12 @@ def check_window_budget(answers):
     shape with a window of 4,096 and 4 sinks in 16-bit, against a budget of 24 GiB."""
     want = window_budget()
     answers = _dict_answer(answers, tuple(want), "question -> number")
+    got = {key: _number(key, value, whole=key != "full GiB") for key, value in answers.items()}
     problems = []
-    for key, got in answers.items():
-        got = _number(key, got, whole=key != "full GiB")
-        right = math.isclose(got, want[key], rel_tol=1e-3) if key == "full GiB" else got == want[key]
+    for key, value in got.items():
+        right = math.isclose(value, want[key], rel_tol=1e-3) if key == "full GiB" else value == want[key]
         if not right:
-            problems.append((key, got, want[key], _window_hints(key, got)))
+            problems.append((key, value, want[key], _window_hints(key, value, got["positions"])))
     if problems:
         _fail("window_budget", problems)
 

@@ -22,7 +22,9 @@ run once, unchanged):
 - RoPE + QK-norm minus RoPE at 1x: within 0.0021 at seeds 0-4 (claim: < 0.01), within 0.0011 at 5-9.
 - At 2x: +0.020 to +0.048 at seeds 0-4, +0.012 to +0.027 at 5-9 (claim: higher, at all ten).
 - At 4x: +0.026 to +0.137 at seeds 0-4, but -0.043, -0.048, -0.024, +0.060, -0.049 at seeds 5-9: the
-  "worse at 4x" of seeds 0-4 failed on held-out seeds, so it is re-scoped to "not reliable".
+  "worse at 4x" of seeds 0-4 failed on held-out seeds, so it is re-scoped to "not reliable". (Those
+  figures came from models trained with native kernels; pinned: +0.011 to +0.123 at seeds 0-4, and
+  -0.043, -0.035, -0.027, +0.024, -0.076 at seeds 5-9, the same conclusion.)
 - Largest logit with QK-norm 4.50-5.15 at all ten seeds, below half of RoPE's (9.88-21.07) at all ten.
 
 Extension to held-out seeds (2026-12-06): the tests that ran at seeds 0, 1, 2 only (sharing kv heads,
@@ -42,6 +44,24 @@ offsets control is 0.049 at held-out seed 5 pinned too: "well above" is stated f
 held-out result recorded (test_capped_offsets_at_held_out_seeds). The window's cost was measured on
 two more models: the balanced sinusoidal one loses like the learned one, the Llama-style one like
 RoPE, and notebook 09's sinusoidal model anything from nothing to 0.63 depending on the seed.
+
+Second expert read (2026-12-07; pinned models of seeds 0-9, and the reader's native-kernel models of
+seeds 0-9, /tmp/readerE/native.json, which the tests cannot rebuild: conftest.py pins the kernels):
+- Where the native models changed a figure the notebook quotes, the prose now covers both: GQA's final
+  largest logit 4.72-17.51 pinned, 2.39-12.65 native ("about 2 to about 18"); balanced sinusoidal
+  better than learned at 1x at 3 seeds pinned (0, 1, 7), 5 native (0, 1, 2, 7, 9), within 0.027 in
+  both; RoPE not best at 4x at seeds 1, 5, 8 pinned (learned at 1, balanced at 5 and 8), 1, 5, 6, 7
+  native (learned at 1, 6, 7, balanced at 5); the window's cost where the sentence is inside: MHA
+  0.29-0.50 pinned, 0.30-0.43 native, balanced 0.46-0.65 and 0.42-0.66, rotary < 0.008 in both,
+  notebook 09's sinusoidal -0.001 to 0.63 and -0.001 to 0.64.
+- Position interpolation by 2 on rows of 32 (no offset beyond 31, every offset from 1 on a fraction):
+  +0.109 to +0.357 at ten seeds, against +0.088 to +0.253 on rows of 64. "At least as much as on rows
+  of 64" was written from seeds 0-4 (more by 0.006-0.071) and failed at held-out seed 5 (0.0017
+  less), so the notebook says "more at nine seeds, 0.002 less at the tenth"; its own claims (more
+  than 0.05, more than half the cost at 2x) hold at all ten.
+- NTK-aware scaling by 12, the smallest whole factor that keeps every pair within its trained angles on
+  rows of 64: worse than by 2 at all ten seeds on those rows (by 0.003-0.025), and it costs +0.008 to
+  +0.034 at the trained length against +0.0005 to +0.0014 for alpha = 2 (exercise 4's solution).
 """
 
 import functools
@@ -93,9 +113,10 @@ def test_sharing_kv_heads_costs_nothing_measurable(seed):
 def test_a_window_costs_the_learned_model_even_where_nothing_left_it(seed):
     """Section 4's control: on positions whose whole sentence (and the '.' before it) lies inside a
     window of 8, the learned-position model and the balanced sinusoidal one still lose more than
-    0.2 nats/token with the window, the RoPE and the Llama-style model less than 0.02.
-    (MHA and RoPE written from seeds 0-2; the balanced sinusoidal and the
-    Llama-style model added with the same thresholds; all held at seeds 0-9: 0.29-0.50 and 0.46-0.65, below 0.008.)
+    0.2 nats/token with the window, the RoPE and the Llama-style model less than 0.01 (the notebook's
+    claims). (MHA and RoPE written from seeds 0-2; the balanced sinusoidal and the Llama-style model
+    added with the same thresholds; all held at seeds 0-9: 0.29-0.50 and 0.46-0.65, below 0.008.) The
+    prose's ranges over ten seeds, "0.3 to 0.5" and "0.4 to 0.7", are checked to one decimal.
     MHA and RoPE send between 0.35 and 0.65 of their attention more than 7 positions back in every
     layer, so "how far attention reaches" does not separate them."""
     cost = {}
@@ -106,18 +127,20 @@ def test_a_window_costs_the_learned_model_even_where_nothing_left_it(seed):
         shares = nb()["far_share"](model(name, seed))
         assert all(0.35 < s < 0.65 for s in shares), (name, shares)
     assert cost["MHA"] > 0.2 and cost["sinusoidal, balanced"] > 0.2, cost
-    assert cost["RoPE"] < 0.02 and cost["Llama-style"] < 0.02, cost
+    assert cost["RoPE"] < 0.01 and cost["Llama-style"] < 0.01, cost
+    assert 0.3 <= round(cost["MHA"], 1) <= 0.5 and 0.4 <= round(cost["sinusoidal, balanced"], 1) <= 0.7, cost
 
 
 def test_a_windows_cost_to_notebook_09s_sinusoidal_model_varies():
     """Section 4: notebook 09's sinusoidal model (positions added to the embeddings, and outweighing
-    them) loses from nothing to more than 0.5 nats/token with a window of 8 where the sentence is
-    inside it, depending on the seed: "absolute positions lose, rotary ones do not" is not the rule."""
+    them) loses "anything from nothing (seed 0) to about 0.6" nats/token with a window of 8 where the
+    sentence is inside it, depending on the seed: "absolute positions lose, rotary ones do not" is not
+    the rule."""
     cost = {}
     for seed in ALL_SEEDS:
         losses, _ = nb()["window_costs"](model("sinusoidal", seed))
         cost[seed] = losses[8][0] - losses[None][0]
-    assert min(cost.values()) < 0.01 and max(cost.values()) > 0.5, cost
+    assert cost[0] < 0.01 and min(cost.values()) < 0.01 and round(max(cost.values()), 1) == 0.6, cost
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
@@ -188,7 +211,7 @@ def test_what_qk_norm_costs_at_2x():
 
 
 def test_at_4x_qk_norms_cost_is_not_reliable():
-    """Section 6's limit: at 4x QK-norm's loss was higher at seeds 0-4 (by 0.026-0.137), but lower at
+    """Section 6's limit: at 4x QK-norm's loss was higher at seeds 0-4 (by 0.011-0.123 pinned), but lower at
     four of the five held-out seeds 5-9, so the notebook claims nothing at 4x."""
     higher = {seed: val_loss(model("RoPE + QK-norm", seed), 128) > val_loss(model("RoPE", seed), 128)
               for seed in FIVE + HELD_OUT}
@@ -198,13 +221,13 @@ def test_at_4x_qk_norms_cost_is_not_reliable():
 
 def test_without_a_norm_notebook_12s_logits_are_not_reliably_small():
     """Section 6: notebook 12's model ends above the RoPE model at two seeds of ten (so the
-    notebook does not claim that it keeps small logits); GQA's final largest logit ranges from
-    4.7 to 17.5 across ten seeds (the notebook states the ten-seed range: over seeds 0-2 alone it was
-    2.4-6.2 on models trained with native AVX-512 kernels, 5.0-17.5 pinned)."""
+    notebook does not claim that it keeps small logits); GQA's final largest logit ends "anywhere from
+    about 2 to about 18": 4.7-17.5 at ten seeds pinned (checked here: within 2 to 18, the largest more
+    than three times the smallest), 2.4-12.7 on the reader's native-kernel models."""
     mha_above = [seed for seed in ALL_SEEDS if run("MHA", seed)[1]["max_logit"][-1] > run("RoPE", seed)[1]["max_logit"][-1]]
     assert mha_above == [3, 9], mha_above
     gqa = [run("GQA", seed)[1]["max_logit"][-1] for seed in ALL_SEEDS]
-    assert 4.65 <= min(gqa) < 4.75 and 17.45 <= max(gqa) < 17.55, gqa
+    assert 2 <= min(gqa) and max(gqa) <= 18 and max(gqa) > 3 * min(gqa), gqa
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
@@ -230,20 +253,23 @@ def test_longer_rows_than_in_training(seed):
 
 
 def test_rope_is_not_always_best_at_4x_and_balanced_sinusoidal_varies():
-    """Section 7's limits: at 4x the learned table beat RoPE at one of the three seeds, so the
-    notebook does not claim RoPE is best there; the balanced sinusoidal model's loss at 4x varies
-    by more than 0.2 across seeds."""
-    at_4x = {seed: {name: val_loss(model(name, seed), 128) for name in ("MHA", "RoPE", "sinusoidal, balanced")}
-             for seed in SEEDS}
-    assert any(v["MHA"] < v["RoPE"] for v in at_4x.values()), at_4x
-    balanced = [v["sinusoidal, balanced"] for v in at_4x.values()]
+    """Section 7's limits: "at 4x another model did better at three or four seeds of ten, depending on
+    the kernels (the learned table at one to three of them, the balanced sinusoidal one at one or two)":
+    pinned, the learned table at seed 1 and the balanced sinusoidal model at seeds 5 and 8 (checked
+    here); natively the learned table at 1, 6, 7 and the balanced one at 5. The balanced sinusoidal
+    model's loss at 4x varies by more than 0.2 across seeds 0-2."""
+    kinds = ("MHA", "sinusoidal", "sinusoidal, balanced", "RoPE")
+    at_4x = {seed: {name: val_loss(model(name, seed), 128) for name in kinds} for seed in ALL_SEEDS}
+    beaten_by = {name: [seed for seed, v in at_4x.items() if v[name] < v["RoPE"]] for name in kinds[:3]}
+    assert beaten_by == {"MHA": [1], "sinusoidal": [], "sinusoidal, balanced": [5, 8]}, at_4x
+    balanced = [at_4x[seed]["sinusoidal, balanced"] for seed in SEEDS]
     assert max(balanced) - min(balanced) > 0.2, balanced
 
 
 def test_balanced_sinusoidal_against_learned_at_the_trained_length_goes_both_ways():
-    """Section 7: "about as good as learned ones (within 0.03 of them at ten seeds: better at three,
-    worse at seven)". (Written as "better at three seeds of five" from models trained with native
-    AVX-512 kernels; pinned, seeds 0-4 give two, so the notebook now counts ten seeds.)"""
+    """Section 7: "within 0.03 of them at ten seeds, better at some seeds and worse at others (better
+    at three of ten with the pinned kernels, at five with native ones)": pinned, checked here (seeds
+    0, 1, 7); natively seeds 0, 1, 2, 7, 9, within 0.027 (the reader's models)."""
     diff = [val_loss(model("sinusoidal, balanced", seed)) - val_loss(model("MHA", seed)) for seed in ALL_SEEDS]
     assert sum(d < 0 for d in diff) == 3 and max(map(abs, diff)) < 0.03, diff
 
@@ -296,6 +322,44 @@ def test_capped_offsets_at_held_out_seeds():
     gap = {seed: _capped_gap(seed) for seed in HELD_OUT}
     assert all(v > 0 for v in gap.values()), gap
     assert [seed for seed in HELD_OUT if gap[seed] <= 0.05] == [5], gap
+
+
+def _pi_costs(seed):
+    """Position interpolation by 2 against plain RoPE: (its cost on rows of 32, on rows of 64)."""
+    rope = model("RoPE", seed)
+    plain = [val_loss(rope, n) for n in (32, 64)]
+    pi = [val_loss(rope.set_rope_scaling("pi", 2.0), n) for n in (32, 64)]
+    rope.set_rope_scaling(None)
+    return pi[0] - plain[0], pi[1] - plain[1]
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_interpolation_costs_even_where_no_offset_is_new(seed):
+    """Section 7's control for "what hurts in interpolation is not the length": by 2 on rows of 32,
+    where no offset is beyond 31, it costs more than 0.1 nats/token (the prose; the notebook's claim:
+    more than 0.05) and more than half of its cost on rows of 64 (written from seeds 0-4: 0.109-0.223
+    and 1.03-1.59 times the 2x cost; held at 5-9)."""
+    at_1x, at_2x = _pi_costs(seed)
+    assert at_1x > 0.1 and at_1x > 0.5 * at_2x, (at_1x, at_2x)
+
+
+def test_interpolation_at_1x_against_2x():
+    """"About as much as on rows of 64 (more at nine seeds, 0.002 less at the tenth)": "at least as
+    much" was written from seeds 0-4 and failed at held-out seed 5, so the prose counts seeds."""
+    costs = {seed: _pi_costs(seed) for seed in ALL_SEEDS}
+    less = {seed: round(a - b, 4) for seed, (a, b) in costs.items() if a <= b}
+    assert list(less) == [5] and -0.0025 < less[5] <= -0.0015, costs
+
+
+def test_ntk_by_12_does_worse_than_by_2_on_rows_of_64():
+    """Exercise 4's solution: alpha = 12, the smallest whole factor that leaves no pair past its
+    trained angles on rows of 64, gives a higher loss there than alpha = 2 at each of ten seeds
+    (written from seeds 0-4, held at 5-9), and costs more at the trained length."""
+    for seed in ALL_SEEDS:
+        rope = model("RoPE", seed)
+        by = {a: [val_loss(rope.set_rope_scaling("ntk", a), n) for n in (32, 64)] for a in (2.0, 12.0)}
+        rope.set_rope_scaling(None)
+        assert by[12.0][1] > by[2.0][1] and by[12.0][0] > by[2.0][0], (seed, by)
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
