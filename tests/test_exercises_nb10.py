@@ -60,6 +60,13 @@ def test_without_positions(capsys):
     with pytest.raises(AssertionError, match=r"the whole model no longer runs \(TypeError: .*start"):
         nb10.check_without_positions(identity_positions)
 
+    def first_positions_only(model):  # zeroes the start of the table: a short source would not show it
+        model.pos.pe[:8].zero_()
+        return model
+
+    with pytest.raises(AssertionError, match="still knows where each token is"):
+        nb10.check_without_positions(first_positions_only)
+
 
 def test_one_head():
     ref = reference()
@@ -101,6 +108,22 @@ def test_without_positions_accuracies():
     with pytest.raises(AssertionError, match=r"only 0\.0010 behind .* same 600 steps"):
         nb10.check_without_positions(right, (0.512, 0.511))
     assert nb10.check_without_positions(right, (0.936, 0.830))  # seed 0's runs
+
+
+def test_without_positions_removed_after_training():
+    """The reader's wrong answer: train the normal model, then call without_positions on it and
+    measure (1.000 with, 0.052 without). The first wrong try gets the hint, the second the values."""
+    def right(model):
+        model.pos.pe.zero_()
+        return model
+
+    nb10.WRONG_TRIES["accuracies"] = 0
+    with pytest.raises(AssertionError, match="Near 0 means positions were removed after training") as err:
+        nb10.check_without_positions(right, (1.0, 0.052))
+    assert "0.82" not in str(err.value) and "second wrong try" in str(err.value)
+    with pytest.raises(AssertionError, match=r"removed after training.* 0\.82-0\.86 without"):
+        nb10.check_without_positions(right, (1.0, 0.052))
+    nb10.WRONG_TRIES["accuracies"] = 0
 
 
 def hist(norm_first, final_loss, warmup=0, lr=1e-2, steps=100):

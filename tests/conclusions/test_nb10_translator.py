@@ -15,6 +15,7 @@ what was measured before the prose was written.
 import functools
 import math
 import re
+from collections import Counter
 
 import pytest
 import torch
@@ -132,29 +133,61 @@ def parse_iso_or_none(text):
         return None
 
 
-def test_held_out_mistakes_come_from_two_digit_years(trained, data):
-    """Section 3, the explanation of the mistakes: with a two-digit year the day and the year are
-    both small numbers that only their places tell apart, and a held-out combination moves them.
-    At least 90 % of the mistakes have a two-digit year (seeds 0, 1, 2). The control that would
-    refute it: every held-out group that can be written with a four-digit year, rewritten on the
-    same dates with four-digit years, is read at least 99 % right, and in the group with the most
-    mistakes (a weekday before 'the 12th of') they are at least ten times rarer than with either
-    two-digit year ('yy, yy)."""
-    _, _, test = data
+@functools.cache
+def _two_digit_years(seed):
+    """What the held-out mistakes look like at ``seed`` (see the two tests below)."""
+    model, tok = _translator(seed)
+    test = translator_data()[2]
     group = "weekday + 'the 12th of'"
-    for seed, (model, tok, _) in trained.items():
-        wrong = [w for _, ws in _held_out(model, tok, test).values() for w in ws]
-        assert wrong, f"seed {seed} made no mistake: the explanation would have nothing to explain"
-        two_digit = [s for s, _, _ in wrong if not re.search(r"\d{4}", s[5:])]
-        assert len(two_digit) >= 0.9 * len(wrong), (seed, len(two_digit), len(wrong))
-        four = _held_out(model, tok, test, year="yyyy")
-        assert min(acc for acc, _ in four.values()) >= 0.99, (seed, four.keys())
-        errors = {year: 1 - _held_out(model, tok, test, year=year)[group][0]
-                  for year in ("yyyy", "yy", "'yy")}
-        assert errors["yyyy"] <= 0.01, (seed, errors)
-        # ten times rarer in the notebook's run (seed 0); at seed 2 (pinned kernels) 0.076 against
-        # 0.008, 9.5 times: the prose claims ten times for the stored run only, five for every run
-        assert min(errors["yy"], errors["'yy"]) >= (10 if seed == 0 else 5) * errors["yyyy"], (seed, errors)
+    results = _held_out(model, tok, test)
+    wrong = [w for _, ws in results.values() for w in ws]
+    year_wrong = [(s, p[:4]) for s, t, p in results[group][1] if p[:4] != t[:4]]
+    four = _held_out(model, tok, test, year="yyyy")
+    errors = {year: 1 - (four if year == "yyyy" else _held_out(model, tok, test, year=year))[group][0]
+              for year in ("yyyy", "yy", "'yy")}
+    return dict(
+        wrong=len(wrong), two_digit=sum(not re.search(r"\d{4}", s[5:]) for s, _, _ in wrong),
+        group_wrong=len(results[group][1]), year_wrong=len(year_wrong),
+        from_text=sum(int(y[2:]) in {int(x) for x in re.findall(r"\d+", s[5:])} for s, y in year_wrong),
+        common=Counter(y for _, y in year_wrong).most_common(3),
+        four_digit_min=min(acc for acc, _ in four.values()), errors=errors)
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_held_out_mistakes_come_from_two_digit_years(seed):
+    """Section 3, the explanation of the mistakes: the two-digit year is what gets lost. At least 90 %
+    of the mistakes have a two-digit year. The control that would refute it: the group with the most
+    mistakes (a weekday before 'the 12th of'), rewritten on the same dates with four-digit years,
+    has at least five times fewer mistakes than with either two-digit year ('yy, yy), and ten times
+    in the notebook's run (seed 0). Seeds 0-2 first; seeds 3-9 added in the second read (ten times:
+    seed 2 9.5, held-out seed 7 9.3, so ten is the stored run's; five holds at every seed).
+    What the model writes instead (the first explanation, 'it takes the day for the year', was
+    refuted by the second read: seed 0 wrote a number of the text for 6 of its 160 wrong years):
+    fewer than a quarter of the group's wrong years are a number of the text, and the three
+    commonest wrong years make up at least two fifths of them. Written from seeds 0-4 (numbers of
+    the text 6/160, 1/34, 5/53, 33/169, 7/38; three commonest 0.84, 0.74, 0.47, 0.51, 0.71) and
+    checked unchanged on held-out seeds 5-9 (their values had been printed in the reader's report:
+    2/61, 3/114, 0/31, 7/169, 14/128; 0.66, 0.76, 0.77, 0.43, 0.88)."""
+    r = _two_digit_years(seed)
+    assert r["wrong"], f"seed {seed} made no mistake: the explanation would have nothing to explain"
+    assert r["two_digit"] >= 0.9 * r["wrong"], (seed, r)
+    errors = r["errors"]
+    assert min(errors["yy"], errors["'yy"]) >= (10 if seed == 0 else 5) * errors["yyyy"], (seed, errors)
+    assert r["from_text"] < 0.25 * r["year_wrong"], (seed, r)
+    assert sum(k for _, k in r["common"]) >= 0.4 * r["year_wrong"], (seed, r)
+    if seed == 0:  # the notebook's run: "at least 90 % in the year", "one year more than half"
+        assert r["year_wrong"] >= 0.9 * r["group_wrong"] and r["common"][0][1] > r["year_wrong"] / 2, r
+
+
+def test_four_digit_years_are_at_least_99_percent_right_in_nine_runs_of_ten():
+    """Section 3's control and the Summary: every held-out group, rewritten with four-digit years, is at
+    least 99 % right at seeds 0, 1, 2 (written) and in the notebook's run; over seeds 0-9, in nine of
+    the ten, and at least 98 % in all. First written from seeds 0-2 for every run; the second read
+    added seeds 3-9, where held-out seed 8 gave 0.983 in the group with the most mistakes: re-scoped
+    to nine of ten."""
+    lowest = {seed: _two_digit_years(seed)["four_digit_min"] for seed in ALL_SEEDS}
+    assert lowest[0] >= 0.99 and sum(x >= 0.99 for x in lowest.values()) >= 9, lowest
+    assert min(lowest.values()) >= 0.98, lowest
 
 
 def test_formats_never_generated(trained, data):
@@ -448,6 +481,10 @@ def _weekday_after(iso):
     return f"{iso} {WEEKDAY3[parse_iso(iso).weekday()]}"
 
 
+def _weekday_before(iso):
+    return f"{WEEKDAY3[parse_iso(iso).weekday()]} {iso}"
+
+
 @functools.cache
 def _year_first_runs(seed):
     """What the model writes for the low dates as '2033-12-03 sat' (never generated) and
@@ -458,6 +495,7 @@ def _year_first_runs(seed):
     for order in ("dmy", "mdy"):
         out[order, "after"] = translate(model, [f"<{order}>{_weekday_after(t)}" for t in low], tok, raw=True)
         out[order, "plain"] = translate(model, [f"<{order}>{t}" for t in low], tok, raw=True)
+        out[order, "before"] = translate(model, [f"<{order}>{_weekday_before(t)}" for t in low], tok, raw=True)
     return low, out
 
 
@@ -470,7 +508,9 @@ def test_the_order_token_is_not_ignored_in_a_year_first_format_never_generated(s
     either token. translate refuses every wrong one. First written (native kernels, seeds 0-4) as
     'at least a quarter swapped'; held-out seed 6 swapped 17 of 104 (native), and under the pinned
     kernels seed 9 swaps 9: re-scoped to 'some'. Measured under the pin (seeds 0-9, 104 dates),
-    swapped under <dmy>: 40, 51, 75, 78, 59, 35, 34, 65, 78, 9; <mdy> and the control 104 every time."""
+    swapped under <dmy>: 40, 51, 75, 78, 59, 35, 34, 65, 78, 9; <mdy> and the control 104 every time.
+    A weekday before the date ('sat 2033-12-03', the second read's control): no date swapped under
+    <dmy> at any of seeds 0-9 (104 right every time)."""
     low, out = _year_first_runs(seed)
     n = len(low)
     right = {k: sum(p == t for p, t in zip(v, low, strict=True)) for k, v in out.items()}
@@ -478,6 +518,7 @@ def test_the_order_token_is_not_ignored_in_a_year_first_format_never_generated(s
     assert right["mdy", "after"] == n, right
     assert swapped > 0, (swapped, n)
     assert min(right["dmy", "plain"], right["mdy", "plain"]) == n, right
+    assert not any(p == f"{t[:4]}-{t[8:]}-{t[5:7]}" for p, t in zip(out["dmy", "before"], low, strict=True)), seed
     model, tok = _translator(seed)
     shown = translate(model, [f"<dmy>{_weekday_after(t)}" for t in low], tok)
     assert all(a == t or a.startswith(NO_ANSWER) for a, t in zip(shown, low, strict=True)), seed
@@ -485,39 +526,69 @@ def test_the_order_token_is_not_ignored_in_a_year_first_format_never_generated(s
 
 @functools.cache
 def _probability_guard(seed):
-    """(wrong answers let through by the threshold that refuses 1 % of the right answers, wrong
-    answers, share of the right answers a threshold catching every wrong one refuses)."""
+    """The notebook's numbers at ``seed``: the wrong '<dmy>2033-12-03 sat' answers against the right
+    answers on the 1,000 test dates and, the control, against the right readings of the same texts."""
     model, tok = _translator(seed)
     _, _, test = translator_data()
     low, out = _year_first_runs(seed)
     preds = translate(model, [s for s, _ in test], tok, raw=True)
     right = [(s, p) for (s, t), p in zip(test, preds, strict=True) if p == t]
-    wrong = [(f"<dmy>{_weekday_after(t)}", p) for p, t in zip(out["dmy", "after"], low, strict=True) if p != t]
     p_right = output_probability(model, [s for s, _ in right], [p for _, p in right], tok)
-    p_wrong = output_probability(model, [s for s, _ in wrong], [p for _, p in wrong], tok)
-    caught = int((p_wrong < torch.quantile(p_right, 0.01)).sum())
-    return len(wrong) - caught, len(wrong), (p_right <= p_wrong.max()).float().mean().item()
+    p_after = output_probability(model, [f"<dmy>{_weekday_after(t)}" for t in low], out["dmy", "after"], tok)
+    is_right = torch.tensor([p == t for p, t in zip(out["dmy", "after"], low, strict=True)])
+    p_wrong, p_same = p_after[~is_right], p_after[is_right]
+    keep_99 = torch.quantile(p_right, 0.01)
+    return dict(
+        through=int((p_wrong >= keep_99).sum()), n=len(p_wrong),
+        refused=(p_right <= p_wrong.max()).float().mean().item(),
+        above=(p_right[:, None] > p_wrong[None, :]).float().mean().item(),
+        above_same=(p_same[:, None] > p_wrong[None, :]).float().mean().item(),
+        refused_same=(p_same <= p_wrong.max()).float().mean().item(),
+        refused_99_same=(p_same < keep_99).float().mean().item(),
+        median=p_right.median().item(), largest=p_right.max().item())
 
 
 def test_the_sequence_probability_as_a_guard_changes_with_the_run():
-    """Section 3 (calibration), on the wrong '<dmy>2033-12-03 sat' answers and the right answers on the
-    1,000 test dates. The notebook's run (seed 0): a threshold refusing 1 % of the right answers lets
-    at least one in ten wrong answers through, and one that catches every wrong answer refuses at
-    least a fifth of the right ones. Across seeds 0-9 (what the notebook says): catching every wrong
-    answer refuses at least two fifths of the right ones in nine runs, and in one a threshold
-    separates them (refuses under a tenth); the 1 % threshold lets through a tenth or less in some
-    runs and more than half in others. First written (seeds 0-4) as 'at least one in ten through'
-    and 'at least a fifth refused' at every seed; under the pinned kernels held-out seeds 5 and 6
-    let 2 of 35 through and seed 5 refuses 0.032 (re-scoped, the notebook says so). Measured under
-    the pin, seeds 0-9, through: 8/40, 22/54, 44/75, 32/78, 38/59, 2/35, 2/35, 41/66, 35/78, 3/9;
-    refused: 0.437, 0.969, 0.995, 0.882, 0.973, 0.032, 0.948, 0.998, 0.826, 0.523."""
+    """Section 3 (calibration), on the wrong '<dmy>2033-12-03 sat' answers. Against the right answers on
+    the 1,000 test dates, the notebook's run (seed 0): a threshold refusing 1 % of the right answers
+    lets at least one in ten wrong answers through, and one that catches every wrong answer refuses
+    at least a fifth of the right ones; across seeds 0-9 the 1 % threshold lets through a tenth or
+    less in some runs and more than half in others. Measured under the pin, seeds 0-9, through:
+    8/40, 22/54, 44/75, 32/78, 38/59, 2/35, 2/35, 41/66, 35/78, 3/9; refused: 0.437, 0.969, 0.995,
+    0.882, 0.973, 0.032, 0.948, 0.998, 0.826, 0.523.
+
+    The control (the second read: that comparison mostly detects the unfamiliar format): the right
+    readings of the same texts. At every seed a right answer beats a wrong one less often there than
+    on the test dates; a threshold catching every wrong reading refuses at least two fifths of the
+    right readings of the same texts, and the 1 % threshold at least a tenth of them; in half of the
+    runs (five) a wrong reading is likelier than a right one in most pairs. Written from seeds 0-4
+    (refused on the same texts 0.984, 1, 1, 1, 1; by the 1 % threshold 0.625, 0.720, 0.655, 0.885,
+    0.289) and checked unchanged on 5-9 (whose values the reader's report had printed: 0.826, 0.986,
+    1, 1, 0.474; 0.797, 0.551, 0.526, 0.885, 0.126). Share of (right, wrong) pairs a right reading
+    wins, same texts, seeds 0-9: 0.663 0.458 0.376 0.325 0.515 0.645 0.729 0.364 0.311 0.890.
+
+    Label smoothing (section 3's "right answers cluster near 0.53"): the median right answer is
+    within 0.01 of (1 - α + α/|V|)^6 = 0.5328 and the largest above it, at every seed (medians
+    0.528-0.529, largest 0.556-0.570)."""
     guard = {seed: _probability_guard(seed) for seed in ALL_SEEDS}
-    through, n, refused = guard[0]
-    assert through >= 0.1 * n and refused >= 0.2, guard[0]
-    assert sum(r >= 0.4 for _, _, r in guard.values()) >= 9, guard
-    assert min(r for _, _, r in guard.values()) < 0.1, guard
-    shares = [t / n for t, n, _ in guard.values()]
+    g0 = guard[0]
+    assert g0["through"] >= 0.1 * g0["n"] and g0["refused"] >= 0.2, g0
+    shares = [g["through"] / g["n"] for g in guard.values()]
     assert min(shares) <= 0.1 and max(shares) > 0.5, guard
+    target = (0.9 + 0.1 / 249) ** 6
+    for seed, g in guard.items():
+        assert g["above_same"] < g["above"], (seed, g)
+        assert g["refused_same"] >= 0.4 and g["refused_99_same"] >= 0.1, (seed, g)
+        assert abs(g["median"] - target) < 0.01 and g["largest"] > target, (seed, g)
+    assert sum(g["above_same"] < 0.5 for g in guard.values()) == 5, guard
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_the_loss_still_falls_after_step_500(seed):
+    """Section 2: the remaining steps still lower the loss (seeds 0-9: from 0.909-0.920 at step 500
+    to 0.879-0.881 at step 1,200)."""
+    _, _, history = train_translator(seed=seed, device="cpu")
+    assert history["loss"][-1] < history["loss"][history["step"].index(500)], (seed, history["loss"])
 
 
 @functools.cache
@@ -531,7 +602,8 @@ def test_the_year_anchor_and_its_control(seed):
     """Section 5, encoder layer 1: over the first 200 test dates the year gets more than its uniform
     share on average in dates in numbers only, and with a month word (the control: there the word
     settles the reading, so a year that only told how to read the numbers would get less) at least
-    80 % as much. The explanation 'its place says how to read the rest' is refuted by the control
+    as much (first asserted as 80 %; the prose said "at least as much": ratios seeds 0-9 1.07, 1.05,
+    1.26, 1.04, 1.11, 1.09, 1.09, 1.11, 1.07, 1.22, now asserted). The explanation 'its place says how to read the rest' is refuted by the control
     and no longer given. Measured before writing (seeds 0-4), numbers only / month word: 2.41 / 2.59,
     1.75 / 1.83, 2.19 / 2.80, 1.92 / 2.04, 1.84 / 1.99 times the uniform share."""
     ratio = {"numbers only": [], "month word": []}
@@ -541,7 +613,7 @@ def test_the_year_anchor_and_its_control(seed):
             ratio[kind].append(maps["encoder"][1].mean(0).mean(0)[pos["year"]].item() * len(src))
     mean = {k: sum(v) / len(v) for k, v in ratio.items()}
     assert mean["numbers only"] > 1, mean
-    assert mean["month word"] >= 0.8 * mean["numbers only"], mean
+    assert mean["month word"] >= mean["numbers only"], mean
     _YEAR_MEANS[seed] = mean["numbers only"]
 
 
