@@ -219,28 +219,40 @@ def test_sampling_trades_quality_for_diversity(seed, sampling_seed, language_mod
     assert not (safe == 0).any()
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_the_model_makes_the_verb_agree_with_the_subjects_number(seed, language_models):
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_the_model_makes_the_verb_agree_with_the_subjects_number(seed):
     """Conclusion (notebook 12, section 7): after "the cats that" the plural verb forms get more
     than 10 times the probability of the singular ones; control: after "the cat that" the singular
     forms get more than 10 times that of the plural ones ("chased" fits both and counts in neither).
-    Seeds 0, 1, 2.
+    The sharper control (review 0912b): with a noun of the other number between the subject and the
+    main verb, "the cats that see a dog" (plural over 5x singular) and "the cat that sees some
+    dogs" (singular over 5x plural): the subject decides, not the nearest noun.
+    Seeds 0-4 (written) and held-out 5-9.
 
     Exploration (before the claim was written, model seeds 0-4, then held-out 5-9 unchanged):
     plural against singular mass after "the cats that" was 0.739/0.014, 0.728/0.009, 0.773/0.012,
     0.784/0.009, 0.778/0.010 at seeds 0-4 and 0.765/0.009, 0.758/0.010, 0.780/0.007, 0.752/0.010,
     0.751/0.010 at held-out seeds 5-9; after "the cat that" singular against plural was 0.733-0.769
-    against 0.008-0.011. The smallest ratio of the 20 was 52x (seed 0, plural): 10x leaves room."""
+    against 0.008-0.011. The smallest ratio of the 20 was 52x (seed 0, plural): 10x leaves room.
+    The sharper control, measured at seeds 0-4 before its threshold was written: "the cats that see
+    a dog" plural/singular 0.748/0.014, 0.744/0.022, 0.791/0.016, 0.699/0.097, 0.771/0.018; "the cat
+    that sees some dogs" singular/plural 0.767/0.013, 0.790/0.018, 0.791/0.014, 0.742/0.055,
+    0.791/0.011. The nearest noun pulls a little (seed 3: 7.2x and 13.5x), so the threshold is 5x, not
+    the 10x of the plain prompts. Held-out seeds 5-9, unchanged: 0.751-0.783 against 0.013-0.023 and
+    0.761-0.796 against 0.015-0.017 (at least 33x)."""
     plural_forms, singular_forms = ("chase", "see", "sleep", "run"), ("chases", "sees", "sleeps", "runs")
+    lm = _language_model(seed)
 
     def mass(prompt):
-        p = dict(zip(tl.VOCAB, sampling_view(language_models[seed], prompt, temperature=1.0).probs.tolist(), strict=True))
+        p = dict(zip(tl.VOCAB, sampling_view(lm, prompt, temperature=1.0).probs.tolist(), strict=True))
         return sum(p[w] for w in plural_forms), sum(p[w] for w in singular_forms)
 
-    plural, singular = mass("the cats that")
-    assert plural > 10 * singular, (plural, singular)
-    plural, singular = mass("the cat that")
-    assert singular > 10 * plural, (singular, plural)
+    for prompt, ratio in (("the cats that", 10), ("the cats that see a dog", 5)):
+        plural, singular = mass(prompt)
+        assert plural > ratio * singular, (prompt, plural, singular)
+    for prompt, ratio in (("the cat that", 10), ("the cat that sees some dogs", 5)):
+        plural, singular = mass(prompt)
+        assert singular > ratio * plural, (prompt, singular, plural)
 
 
 @pytest.mark.parametrize("sampling_seed", (0, 1))
