@@ -138,7 +138,7 @@ def load_shipped_date_model(kind: str, model):
 
 
 def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=None, cache: bool = True,
-                     retrain: bool = False):
+                     retrain: bool = False, smoothing: float | None = None):
     """Train one of notebook 12's two date models (``kind`` "encdec" or "gpt") with
     ``DATE_RECIPE`` (``steps`` overrides its number of steps, on the same warm-up and cosine
     schedule), measuring exact-match accuracy on the first ``eval_dates`` test dates every
@@ -147,11 +147,18 @@ def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=
 
     Seed 0 with the recipe's steps is shipped with the repository (``SHIPPED_DATE_MODELS``): it is
     loaded from there unless ``retrain=True``, which trains it (or loads your own earlier training
-    from the on-disk cache, ``helpers.cache``, if ``cache``)."""
+    from the on-disk cache, ``helpers.cache``, if ``cache``).
+
+    ``smoothing`` (encoder-decoder only) replaces notebook 10's label smoothing of 0.1 with another
+    value, e.g. 0.0 for the control that trains both models on plain cross-entropy; None keeps it."""
     if kind not in ("encdec", "gpt"):
         raise ValueError(f"train_date_model: kind must be 'encdec' or 'gpt', got {kind!r}")
     if not isinstance(retrain, bool):
         raise TypeError(f"train_date_model: retrain must be True or False, got {retrain!r}")
+    if smoothing is not None and (kind != "encdec" or isinstance(smoothing, bool)
+                                  or not isinstance(smoothing, int | float) or not 0 <= smoothing < 1):
+        raise ValueError(f"train_date_model: smoothing must be None or a number in [0, 1) for the "
+                         f"encoder-decoder (the decoder-only model has none), got {smoothing!r} for {kind!r}")
     r = dict(DATE_RECIPE)
     if steps is not None:
         r["steps"] = steps
@@ -159,7 +166,7 @@ def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=
     tok, pairs = task["tok"], task["test_pairs"][: r["eval_dates"]]
     encdec, gpt = make_date_models(seed, device)
     model = encdec if kind == "encdec" else gpt
-    if not retrain and seed == 0 and r == DATE_RECIPE:
+    if not retrain and seed == 0 and r == DATE_RECIPE and smoothing is None:
         shipped = load_shipped_date_model(kind, model)
         if shipped is not None:
             return shipped
@@ -173,12 +180,15 @@ def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=
                   log_every=r["eval_every"], callback=record)
     if kind == "encdec":
         def train():
-            return train_seq2seq(model, task["train_pairs"], tok, steps=r["steps"], **common)
+            return train_seq2seq(model, task["train_pairs"], tok, steps=r["steps"], **common,
+                                 **({} if smoothing is None else {"smoothing": float(smoothing)}))
     else:
         def train():
             return train_lm(model, task["x"], task["y"], r["steps"], **common)
     key = {"recipe": r, "model": kind, "seed": seed, "version": 1, "data": tensor_digest(task["x"], task["y"]),
            "eval": hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16], "tok": fingerprint(tok)}
+    if smoothing is not None:  # the default's key is unchanged, so earlier trainings still load
+        key["smoothing"] = float(smoothing)
     return load_or_train(f"dates-{kind}", model, train, key, cache=cache, threads=1)
 
 

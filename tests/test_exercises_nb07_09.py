@@ -297,6 +297,9 @@ def test_param_count(capsys):
     def no_output_bias(s, t, d, n, f, nf, tie):
         return nb09.transformer_param_count(s, t, d, n, f, nf, tie) - t
 
+    def two_norms_per_decoder_layer(s, t, d, n, f, nf, tie):
+        return nb09.transformer_param_count(s, t, d, n, f, nf, tie) - n * 2 * d
+
     rejects(nb09.check_param_count, no_norms, r"got \d+, 320 too few: that is 10 blocks of 2·d_model")
     rejects(nb09.check_param_count, no_final, r"got \d+, 4·d_model = 64 too few")
     rejects(nb09.check_param_count, one_final, r"got \d+, 2·d_model = 32 too few: that is one LayerNorm's weight "
@@ -305,6 +308,8 @@ def test_param_count(capsys):
     rejects(nb09.check_param_count, no_attention_biases, "attention's biases")
     rejects(nb09.check_param_count, no_output_bias,
             r"got \d+, 13 too few, one per target word: did you count the output projection's bias")
+    rejects(nb09.check_param_count, two_norms_per_decoder_layer,
+            r"got \d+, 64 too few: one LayerNorm \(2·d_model\) per decoder layer.*three sublayers")
     rejects(nb09.check_param_count, lambda *a: 1000, r"got 1000, expected \d+ \(difference -\d+\)")
 
 
@@ -319,27 +324,62 @@ def test_param_count_formula_matches_the_model():
                 7, 9, 8, 3, 20, nf, tie)
 
 
-def test_decoder_passes(capsys):
+@pytest.fixture
+def fresh_session():
+    """A learner's first try at nb09's prediction exercises."""
+    for key in nb09.WRONG_TRIES:
+        nb09.WRONG_TRIES[key] = 0
+
+
+def first_and_second_try(check, answer):
+    """The messages of a first and a second wrong try of the same answer."""
+    messages = []
+    for _ in range(2):
+        with pytest.raises(AssertionError) as err:
+            check(answer)
+        messages.append(str(err.value))
+    return messages
+
+
+def test_decoder_passes(capsys, fresh_session):
     assert nb09.decoder_passes() == (7, 28)
-    accepts(lambda pair: nb09.check_decoder_passes(*pair), (7, 28), capsys)
-    rejects(lambda pair: nb09.check_decoder_passes(*pair), (8, 28), "max_len - 1 new tokens")
-    rejects(lambda pair: nb09.check_decoder_passes(*pair), (7, 7), "re-reads the whole prefix")
-    rejects(lambda pair: nb09.check_decoder_passes(*pair), (7, 36), "max_len - 1 tokens, not max_len")
-    rejects(lambda pair: nb09.check_decoder_passes(*pair), (7, 49), "grows by one token per call")
-    rejects(lambda pair: nb09.check_decoder_passes(*pair), (7, 30), "add up the length")
-    rejects(lambda pair: nb09.check_decoder_passes(*pair), (7.0, 28), "whole number")
+    check = lambda pair: nb09.check_decoder_passes(*pair)  # noqa: E731
+    accepts(check, (7, 28), capsys)
+    rejects(check, (8, 28), "max_len - 1 new tokens")
+    rejects(check, (7, 7), "re-reads the whole prefix")
+    rejects(check, (7, 36), "max_len - 1 tokens, not max_len")
+    rejects(check, (7, 49), "grows by one token per call")
+    rejects(check, (7, 30), "add up the length")
+    rejects(check, (7.0, 28), "whole number")
 
 
-def test_embedding_rows(capsys):
+@pytest.mark.parametrize("wrong", [(8, 36), (7, 7), (8, 28), (6, 21)])
+def test_decoder_passes_hints_first_then_shows_the_count(wrong, fresh_session):
+    first, second = first_and_second_try(lambda pair: nb09.check_decoder_passes(*pair), wrong)
+    assert "hint" in first and "second wrong answer" in first
+    assert "measured:" not in first and "ran 7 times" not in first and "processed 28" not in first
+    assert "measured:" in second and ("28" in second or "ran 7 times" in second)
+
+
+def test_embedding_rows(capsys, fresh_session):
     assert nb09.embedding_rows_with_gradient() == {"untied": [1, 3, 4, 5, 6], "tied": list(range(8))}
     check = lambda pair: nb09.check_embedding_rows(*pair)  # noqa: E731
     accepts(check, ({1, 3, 4, 5, 6}, range(8)), capsys)
     rejects(check, (range(8), range(8)), "an embedding table is a lookup")
     rejects(check, ([3, 4, 5, 6, 2], range(8)), "which ids does the decoder read")
-    rejects(check, ([1, 3, 4, 5, 6], [1, 3, 4, 5, 6]), "the softmax pushes every word's score")
+    rejects(check, ([1, 3, 4, 5, 6], [1, 3, 4, 5, 6]), "whose scores does the softmax's gradient push")
     rejects(check, ([1, 3, 4, 5, 6], range(1, 8)), r"never reads <pad> \(id 0\), but the output scores it")
     rejects(check, ([1, 3, 4, 5, 6], [0]), "add up both uses")
     rejects(check, ("le chat", range(8)), "token ids")
+
+
+@pytest.mark.parametrize("wrong", [([1, 3, 4, 5, 6], [1, 3, 4, 5, 6]), ([1, 3, 4, 5, 6], [1, 3, 4, 5, 6, 7]),
+                                   (range(8), range(8)), ([3, 4, 5, 6, 2], range(1, 8))])
+def test_embedding_rows_hints_first_then_shows_the_rows(wrong, fresh_session):
+    first, second = first_and_second_try(lambda pair: nb09.check_embedding_rows(*pair), wrong)
+    assert "hint" in first and "second wrong answer" in first
+    assert "measured:" not in first and "rows with a gradient are" not in first
+    assert "rows with a gradient are" in second
 
 
 RIGHT_SHAPES = {"decoder input": (4, 6), "memory": (4, 9, 64),
@@ -368,5 +408,7 @@ def test_shapes(capsys):
         nb09.check_shapes(wrong(**{"decoder input": (4, 7)}))
     assert "expected length" not in str(err.value)  # says which dimension, not "length 2, expected 2"
     rejects(nb09.check_shapes, wrong(logits=(4, 6, 30)), "which vocabulary")
+    rejects(nb09.check_shapes, wrong(memory=(4, 6, 64)), "one vector of d_model per source position")
+    rejects(nb09.check_shapes, wrong(**{"feed-forward hidden (decoder)": (4, 6, 64)}), "widens")
     rejects(nb09.check_shapes, {k: v for k, v in RIGHT_SHAPES.items() if k != "memory"}, "memory")
     rejects(nb09.check_shapes, wrong(memory="big"), "tuple of ints")

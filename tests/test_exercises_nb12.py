@@ -36,6 +36,16 @@ def test_min_p(capsys):
     assert nb12.check_min_p_filter(min_p_right)
 
 
+def min_p_without_keepdim(logits, p_min):  # the row maxima lose their dimension: a shape error
+    probs = torch.softmax(logits, -1)
+    return logits.masked_fill(probs < p_min * probs.max(-1).values, float("-inf"))
+
+
+def test_min_p_without_keepdim_names_the_lost_dimension():
+    with pytest.raises(AssertionError, match=r"raised a shape error .*has lost the last dimension.*keepdim=True"):
+        nb12.check_min_p_filter(min_p_without_keepdim)
+
+
 def params_right(v, d, n, f, m, tie):
     block = 4 * (d * d + d) + (d * f + f) + (f * d + d) + 2 * 2 * d
     return v * d + m * d + n * block + 2 * d + (0 if tie else v * d)
@@ -53,6 +63,18 @@ def params_no_positions(v, d, n, f, m, tie):
     return params_right(v, d, n, f, m, tie) - m * d
 
 
+def params_no_final_norm(v, d, n, f, m, tie):
+    return params_right(v, d, n, f, m, tie) - 2 * d
+
+
+def params_one_norm_per_block(v, d, n, f, m, tie):
+    return params_right(v, d, n, f, m, tie) - n * 2 * d
+
+
+def params_one_norm_per_block_no_final(v, d, n, f, m, tie):
+    return params_right(v, d, n, f, m, tie) - n * 2 * d - 2 * d
+
+
 def test_parameter_count(capsys):
     assert not nb12.check_gpt_parameter_count(stub)
     assert "not attempted yet" in capsys.readouterr().out
@@ -62,6 +84,12 @@ def test_parameter_count(capsys):
         nb12.check_gpt_parameter_count(params_no_norms)
     with pytest.raises(AssertionError, match="position table"):
         nb12.check_gpt_parameter_count(params_no_positions)
+    with pytest.raises(AssertionError, match="final LayerNorm"):
+        nb12.check_gpt_parameter_count(params_no_final_norm)
+    with pytest.raises(AssertionError, match=r"one LayerNorm per block short.*two LayerNorms per block\.$"):
+        nb12.check_gpt_parameter_count(params_one_norm_per_block)
+    with pytest.raises(AssertionError, match=r"one LayerNorm per block short.*and the final one"):
+        nb12.check_gpt_parameter_count(params_one_norm_per_block_no_final)
     assert nb12.check_gpt_parameter_count(params_right)
 
 
@@ -128,6 +156,8 @@ def test_flops_per_token(capsys):
         nb12.check_flops_per_token(flops_without_attention)
     with pytest.raises(AssertionError, match="forward pass"):
         nb12.check_flops_per_token(lambda *a: 3 * flops_right(*a))
+    with pytest.raises(AssertionError, match=r"two products per layer, Q K\^T \(the scores\) and A V"):
+        nb12.check_flops_per_token(lambda v, d, n, f, c: flops_right(v, d, n, f, c) - n * 2 * c * d)
     assert nb12.check_flops_per_token(flops_right)
 
 

@@ -72,3 +72,35 @@ def test_retrain_must_be_a_bool():
 
 def _never_called(*args, **kwargs):
     raise AssertionError("train_date_model would train here")
+
+
+def test_smoothing_is_the_encoder_decoders_control_and_never_loads_the_shipped_file(monkeypatch):
+    """``smoothing=0.0`` (notebook 12's label-smoothing control) trains: the shipped file was
+    trained with 0.1; the decoder-only model has no smoothing to change."""
+    seen = {}
+
+    def record(name, model, train, key, **kwargs):
+        seen.update(key)
+        raise AssertionError("train_date_model would train here")
+
+    monkeypatch.setattr(experiments, "load_or_train", record)
+    with pytest.raises(AssertionError, match="would train"):
+        train_date_model("encdec", seed=0, device="cpu", smoothing=0.0)
+    assert seen["smoothing"] == 0.0
+    with pytest.raises(ValueError, match="smoothing must be None or a number in"):
+        train_date_model("gpt", smoothing=0.0)
+    with pytest.raises(ValueError, match="smoothing must be None or a number in"):
+        train_date_model("encdec", smoothing=1.5)
+
+
+def test_the_default_smoothing_keeps_the_cache_key(monkeypatch):
+    keys = []
+
+    def record(name, model, train, key, **kwargs):
+        keys.append(key)
+        raise AssertionError("train_date_model would train here")
+
+    monkeypatch.setattr(experiments, "load_or_train", record)
+    with pytest.raises(AssertionError, match="would train"):
+        train_date_model("encdec", seed=1, device="cpu")
+    assert "smoothing" not in keys[0]  # the key of every earlier training, unchanged

@@ -1,4 +1,7 @@
-"""Checkers for the exercises of notebook 09 (the full Transformer)."""
+"""Checkers for the exercises of notebook 09 (the full Transformer).
+
+Exercises 2 and 4 ask for predictions: a first wrong answer gets what was given and a hint; from
+the second on, the measured answer as well (``WRONG_TRIES`` counts them in this session)."""
 
 from __future__ import annotations
 
@@ -6,9 +9,22 @@ import torch
 
 from ._common import NotAttempted, call, checker
 
-__all__ = ["EMBEDDING_DEC_IN", "PASSES_MAX_LEN", "SHAPE_STEPS", "check_decoder_passes", "check_embedding_rows",
+__all__ = ["EMBEDDING_DEC_IN", "PASSES_MAX_LEN", "SHAPE_STEPS", "WRONG_TRIES", "check_decoder_passes", "check_embedding_rows",
            "check_param_count", "check_shapes", "decoder_passes", "embedding_rows_with_gradient",
            "transformer_param_count"]
+
+WRONG_TRIES = {"decoder_passes": 0, "embedding_rows": 0}
+
+
+def _fail(exercise: str, problems: list[tuple[str, object, object, str]]) -> None:
+    """Raise for the wrong answers: (question, given, measured, hint). The first wrong try of an
+    exercise shows the hints only; later ones the measured answers too."""
+    WRONG_TRIES[exercise] += 1
+    first = WRONG_TRIES[exercise] == 1
+    parts = [f"{question}: you said {given}; " + (f"hint: {hint}" if first else f"measured: {want} ({hint})")
+             for question, given, want, hint in problems]
+    ending = ". Try again; a second wrong answer shows the measured values." if first else ""
+    raise AssertionError("; ".join(parts) + ending)
 
 
 def transformer_param_count(src_vocab, tgt_vocab, d_model, num_layers, d_ff, norm_first=False,
@@ -54,6 +70,9 @@ def check_param_count(fn):
         if tie and got == want + d * t:
             raise AssertionError(f"{args}: got {got}, d_model·tgt_vocab = {d * t} too many: with "
                                  "tie_weights=True, how many matrices of that size does the model hold?")
+        if got == want - n * 2 * d:
+            raise AssertionError(f"{args}: got {got}, {n * 2 * d} too few: one LayerNorm (2·d_model) per "
+                                 "decoder layer. A decoder layer has three sublayers: how many LayerNorms?")
         if got == want - t:
             raise AssertionError(f"{args}: got {got}, {t} too few, one per target word: did you count "
                                  "the output projection's bias? (tying shares its matrix, never its bias)")
@@ -102,7 +121,7 @@ def check_decoder_passes(calls, positions):
     if calls != want_calls:
         hint = ("the output starts with <bos> already in place, so it needs max_len - 1 new tokens"
                 if calls == n else "one decoder call per new token")
-        problems.append(f"calls: you said {calls}, the decoder ran {want_calls} times ({hint})")
+        problems.append(("calls", calls, f"the decoder ran {want_calls} times", hint))
     if positions != want_positions:
         if positions == want_calls:
             hint = ("that is one position per call; without a cache each call re-reads the whole "
@@ -113,10 +132,10 @@ def check_decoder_passes(calls, positions):
             hint = "the prefix grows by one token per call: it is not max_len - 1 long every time"
         else:
             hint = "add up the length of the prefix at each call"
-        problems.append(f"positions: you said {positions}, the decoder processed {want_positions} "
-                        f"target positions in all ({hint})")
+        problems.append(("positions", positions, f"the decoder processed {want_positions} target positions in all",
+                         hint))
     if problems:
-        raise AssertionError("; ".join(problems))
+        _fail("decoder_passes", problems)
 
 
 # Exercise 3: the stated model and batch, and the tensors whose shapes the learner predicts.
@@ -182,6 +201,9 @@ def check_shapes(shapes):
     want_k = want[k]
     hint = {
         "decoder input": "the decoder reads the target without one of its tokens",
+        "memory": "the encoder's output: one vector of d_model per source position",
+        "feed-forward hidden (decoder)": "the first linear map of the feed-forward network widens each "
+                                         "position's vector: to how many features?",
         "queries per head (cross-attention)": "(B, h, Lt, d_k): how wide is one head?",
         "cross-attention weights": "one row per query, one column per key: where do the queries "
                                    "and the keys of cross-attention come from?",
@@ -245,18 +267,16 @@ def check_embedding_rows(untied, tied):
         hint = ("an embedding table is a lookup: only the rows of the ids the decoder reads take part "
                 "in the forward pass" if given["untied"] == list(range(8)) else
                 "which ids does the decoder read? (the labels are not looked up in tgt_embed)")
-        problems.append(f"untied: you said {given['untied']}, the rows with a gradient are "
-                        f"{measured['untied']} ({hint})")
+        problems.append(("untied", given["untied"], f"the rows with a gradient are {measured['untied']}", hint))
     if given["tied"] != measured["tied"]:
         if given["tied"] == measured["untied"]:
-            hint = ("with tying, the same matrix also scores every word at the output: the softmax "
-                    "pushes every word's score, so every row gets a gradient")
+            hint = ("with tying, the same matrix also scores the words at the output: whose scores does "
+                    "the softmax's gradient push, only the labels' or every word's?")
         elif given["tied"] == [i for i in measured["tied"] if i != 0]:
             hint = ("the decoder never reads <pad> (id 0), but the output scores it like every other word: "
-                    "the softmax gives it a probability too, so its row gets a gradient at the output")
+                    "the softmax gives it a probability too; what does that do to its row at the output?")
         else:
             hint = "the matrix is used twice: add up both uses"
-        problems.append(f"tied: you said {given['tied']}, the rows with a gradient are "
-                        f"{measured['tied']} ({hint})")
+        problems.append(("tied", given["tied"], f"the rows with a gradient are {measured['tied']}", hint))
     if problems:
-        raise AssertionError("; ".join(problems))
+        _fail("embedding_rows", problems)

@@ -20,7 +20,15 @@ def check_min_p_filter(fn):
     logits = torch.randn(3, 7, generator=g) * 2  # (B, |V|)
     logits[0, 0] += 4.0  # a confident row: most tokens fall below the threshold
     for p_min in (0.05, 0.2, 0.5):
-        got = call(fn, logits.clone(), p_min)
+        try:
+            got = call(fn, logits.clone(), p_min)
+        except RuntimeError as err:
+            if "must match the size" not in str(err):
+                raise
+            raise AssertionError(
+                f"logits of shape {tuple(logits.shape)} raised a shape error ({err}): the largest "
+                "probability of each row, probs.max(dim=-1), has lost the last dimension; keep it "
+                "(keepdim=True) so that it broadcasts against the row's probabilities") from None
         assert isinstance(got, torch.Tensor) and got.shape == logits.shape, (
             f"return logits of the same shape {tuple(logits.shape)}, got "
             f"{tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}"
@@ -61,6 +69,14 @@ def check_gpt_parameter_count(fn):
                 hint = " Without tying, the output layer has its own (|V|, d_model) matrix."
             elif got == want - 2 * n * d * 2 - 2 * d:
                 hint = " Did you forget the LayerNorms (a weight and a bias each)?"
+            elif got == want - 2 * d:
+                hint = (" That is one LayerNorm (a weight and a bias of d_model each) short: after the last "
+                        "block, before the output layer, the model has a final LayerNorm.")
+            elif got == want - 2 * n * d or got == want - 2 * n * d - 2 * d:
+                hint = (" That is one LayerNorm per block short: a block normalises before attention and "
+                        "again before the feed-forward network, two LayerNorms per block"
+                        + (" (and the final one after the last block)." if got == want - 2 * n * d - 2 * d
+                           else "."))
             elif got == want - m * d:
                 hint = " Did you forget the learned position table (max_len, d_model)?"
             raise AssertionError(
@@ -128,6 +144,9 @@ def check_flops_per_token(fn):
             hint = " The output layer multiplies the token too: 2 * |V| * d_model."
         elif got == want - attention:
             hint = " Attention's two products (Q K^T and A V) cost 2 * 2 * context * d_model per layer."
+        elif got == want - attention // 2:
+            hint = (" Attention has two products per layer, Q K^T (the scores) and A V (the weighted "
+                    "values), each 2 * context * d_model.")
         elif got == weights + attention // 2 or got == weights:
             hint = " Count 2 FLOPs per weight (a multiply and an add)."
         elif got == want - 2 * n * d * f:

@@ -1,11 +1,18 @@
 """Notebook 09's conclusions, re-checked where they could break.
 
 Section 7: averaged over all labels, the untrained model's loss is at least ln|V| (Jensen: always);
-on the particular labels of a batch it can land below ln|V| ("it did for a few of the seeds we
-tried"); the logits' spread is of the order of sqrt(2 d_model / (d_model + |V|)) (within a factor
+on the particular labels of a batch it can land below ln|V| (the notebook counts it over seeds 0-199
+of its own model: 15 of 200, and claims "at least 1, under 10 %"); the logits' spread is of the order of sqrt(2 d_model / (d_model + |V|)) (within a factor
 of 3). Section 8: another seed gives other untrained nonsense from greedy decoding: a model that
 stops at once, or one that wanders among several words. Models: ``helpers.Transformer`` (the
 notebook's architecture, Xavier-uniform matrices), the running example, seeds 0-59.
+
+The notebook's one setting, ``SEED`` (its model's initialisation): the claims of section 7 that
+"our particular labels cost even more than that average" and of section 8 that the model "never
+says <eos>" are about the stored run (SEED = 0) only; the prose says so, and at other seeds they
+do not hold (of 60 initialisations of ``helpers.Transformer``, which draw other weights than
+the notebook's own class, the batch's loss exceeded the average over all labels at 26;
+among seeds 0-9 some say <eos>), which ``test_the_stored_runs_statements_are_not_general`` checks.
 """
 
 import math
@@ -64,3 +71,10 @@ def test_untrained_greedy_output_is_arbitrary_some_stop_at_once_some_wander(runs
     outs = [r["greedy"] for r in runs[:10]]
     assert any(o.shape[1] == 2 for o in outs)  # <bos> then <eos> at once, for every sentence
     assert any(len(set(o[0, 1:].tolist())) >= 3 for o in outs)  # several different words
+
+
+def test_the_stored_runs_statements_are_not_general(runs):
+    """Why the notebook words them as the stored run's: at other seeds, the batch's labels cost less
+    than the average over all labels, and greedy decoding says <eos>."""
+    assert 10 < sum(r["loss"] > r["average"] for r in runs) < 50
+    assert any((r["greedy"] == 2).any() for r in runs[1:10])
