@@ -16,9 +16,10 @@ UNCHANGED = {"add 5 to every feature": True, "multiply every feature by 3": True
 
 @pytest.fixture(autouse=True)
 def fresh_session():
-    """Each test starts as a fresh session: no wrong tries counted yet."""
-    for key in nb08.WRONG_TRIES:
-        nb08.WRONG_TRIES[key] = 0
+    """Each test starts as a fresh session: no wrong tries counted yet (notebooks 08 and 09)."""
+    for counts in (nb08.WRONG_TRIES, nb09.WRONG_TRIES):
+        for key in counts:
+            counts[key] = 0
 
 
 def stub(*args):
@@ -322,13 +323,6 @@ def test_param_count_formula_matches_the_model():
                             tie_weights=tie)
             assert sum(p.numel() for p in m.parameters()) == nb09.transformer_param_count(
                 7, 9, 8, 3, 20, nf, tie)
-
-
-@pytest.fixture
-def fresh_session():
-    """A learner's first try at nb09's prediction exercises."""
-    for key in nb09.WRONG_TRIES:
-        nb09.WRONG_TRIES[key] = 0
 
 
 def first_and_second_try(check, answer):
