@@ -30,6 +30,7 @@ CONCLUSIONS = "tests/conclusions/"
 # through helpers' on-disk cache, under a lock: whichever run of notebook 10 (nbval, its solutions
 # or the browser) comes first trains the translator, and the others wait for it and load it.
 SLOW_FIRST = (
+    CONCLUSIONS + "test_nb12_gpt.py",  # the longest file (date models at six seeds): from the start
     CONCLUSIONS,
     "tests/browser/",
     "notebooks/10_",
