@@ -31,6 +31,7 @@ CONCLUSIONS = "tests/conclusions/"
 # or the browser) comes first trains the translator, and the others wait for it and load it.
 SLOW_FIRST = (
     CONCLUSIONS + "test_nb12_gpt.py",  # the longest file (date models at six seeds): from the start
+    CONCLUSIONS + "test_nb12_smoothing.py",  # its control, three more models, in another worker
     CONCLUSIONS,
     "tests/browser/",
     "notebooks/10_",
