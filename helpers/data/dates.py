@@ -957,7 +957,10 @@ class DateTokenizer(CharTokenizer):
 
     def unknown(self, text: str) -> list[str]:
         """The distinct pieces of ``text`` this tokenizer has no id for, in order of appearance."""
-        return list(dict.fromkeys(p for p in self.pieces(text) if p not in self.stoi))
+        return self._unknown(self.pieces(text))
+
+    def _unknown(self, pieces: list[str]) -> list[str]:
+        return list(dict.fromkeys(p for p in pieces if p not in self.stoi))
 
     def describe(self) -> str:
         """What this tokenizer can read, in words (for messages)."""
@@ -970,7 +973,7 @@ class DateTokenizer(CharTokenizer):
         if not isinstance(text, str):
             raise TypeError(f"encode: text must be a str, got {type(text).__name__}")
         pieces = self.pieces(text)
-        bad = list(dict.fromkeys(p for p in pieces if p not in self.stoi))  # what unknown() returns
+        bad = self._unknown(pieces)  # split once: the pieces serve the check and the ids
         if bad:
             raise ValueError(f"cannot read {', '.join(_cut(b, 20) for b in bad[:10])} in {_cut(text)}; this "
                              f"tokenizer reads {self.describe()}")
