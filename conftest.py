@@ -23,24 +23,32 @@ numerics.pin()
 # does), `python3 tasks.py test -m conclusions` runs only them.
 CONCLUSIONS = "tests/conclusions/"
 
-# The files that take longest, longest first. `tasks.py test` runs the suite in pytest-xdist workers
-# that take whole files in collection order (`--dist loadfile --no-loadscope-reorder`): starting
-# with the longest ones keeps every worker busy to the end. The browser tests come first: they run
-# a dozen notebooks in JupyterLab while the other workers run nbval. Trained models are shared
-# through helpers' on-disk cache, under a lock: whichever run of notebook 10 (nbval, its solutions
-# or the browser) comes first trains the translator, and the others wait for it and load it.
+# The units of work that take longest, longest first. `tasks.py test` runs the suite in pytest-xdist
+# workers that take whole units in collection order (`--dist loadfile --no-loadscope-reorder`; a
+# unit is a file, or one notebook's run in JupyterLab: `work_unit` below): starting with the longest
+# ones keeps every worker busy to the end. Trained models are shared through helpers' on-disk
+# cache, under a lock: whichever run of a notebook (nbval, or JupyterLab in the browser tests)
+# comes first trains its models, and the other waits for it and loads them. The order follows the
+# durations of a cached run on 2 cores (`pytest --durations`).
+BROWSER = "tests/browser/"
+IN_JUPYTERLAB = BROWSER + "test_widgets_in_jupyterlab.py::test_notebook_widgets_respond_in_jupyterlab["
 SLOW_FIRST = (
     CONCLUSIONS + "test_nb12_gpt.py",  # the longest file (date models at six seeds): from the start
     CONCLUSIONS + "test_nb12_smoothing.py",  # its control, three more models, in another worker
     CONCLUSIONS,
-    "tests/browser/",
     "notebooks/10_",
-    "notebooks/12_",
     "notebooks/13_",
     "notebooks/14_",
+    "solutions/10_",
+    IN_JUPYTERLAB + "notebooks/13_",
     "notebooks/15_",
     "tests/test_llm.py",
+    IN_JUPYTERLAB + "notebooks/10_",
+    IN_JUPYTERLAB + "notebooks/12_",
+    IN_JUPYTERLAB + "notebooks/14_",
+    "notebooks/12_",
     "tests/test_bpe.py",
+    BROWSER,  # the other notebooks in JupyterLab, and the checks of the browser checker itself
 )
 
 
@@ -49,6 +57,35 @@ SLOW_FIRST = (
 # run) get a longer limit than pytest-timeout's 300 s; a hung cell still fails.
 LONG_TRAINING_CALLS = ("train_date_model(",)
 LONG_TRAINING_TIMEOUT_S = 900
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a pytest-xdist worker takes whole (`--dist loadfile`): a test's file (the
+    cells of a notebook share one kernel; a module's fixtures are built once), except in the
+    browser tests, where each test (one notebook run in JupyterLab) is a unit of its own, so that
+    a dozen notebooks run in JupyterLab share out over the workers instead of queueing in one."""
+    path = nodeid.split("::", 1)[0]
+    return nodeid if path.startswith(BROWSER) else path
+
+
+def unit_scheduling():
+    """xdist's `loadfile` scheduler, with the units of `work_unit` (imported late: a run with
+    `-p no:xdist` never needs it)."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class UnitScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return UnitScheduling
+
+
+@pytest.hookimpl(optionalhook=True)  # optional: a run with `-p no:xdist` has no such hook
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` with the units of `work_unit`; any other `--dist` is xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    return unit_scheduling()(config, log)
 
 
 def slow_rank(nodeid: str) -> int:

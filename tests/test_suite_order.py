@@ -31,29 +31,73 @@ class Item:
         self.nodeid = nodeid
 
 
-def test_slow_files_come_first_longest_first_and_the_rest_keeps_its_order():
+IN_LAB = "tests/browser/test_widgets_in_jupyterlab.py::test_notebook_widgets_respond_in_jupyterlab"
+
+
+def test_slow_units_come_first_longest_first_and_the_rest_keeps_its_order():
     names = ["tests/test_attention.py::test_a", "notebooks/00_start_here.ipynb::Cell 0",
-             "tests/browser/test_widgets_in_jupyterlab.py::test_nb[x]",
+             f"{IN_LAB}[notebooks/04_masks.ipynb]",
              "notebooks/12_decoder_only_gpt.ipynb::Cell 0", "tests/test_layers.py::test_b",
+             f"{IN_LAB}[notebooks/13_modern_attention.ipynb]",
              "notebooks/10_training_a_translator.ipynb::Cell 0",
              "notebooks/10_training_a_translator.ipynb::Cell 1",
-             "solutions/10_training_a_translator_solutions.ipynb::Cell 0"]
+             "solutions/10_training_a_translator_solutions.ipynb::Cell 0",
+             "solutions/04_masks_solutions.ipynb::Cell 0"]
     items = [Item(n) for n in names]
     _root_conftest().pytest_collection_modifyitems(None, items)
     assert [i.nodeid for i in items] == [
-        "tests/browser/test_widgets_in_jupyterlab.py::test_nb[x]",
         "notebooks/10_training_a_translator.ipynb::Cell 0",
         "notebooks/10_training_a_translator.ipynb::Cell 1",
+        "solutions/10_training_a_translator_solutions.ipynb::Cell 0",
+        f"{IN_LAB}[notebooks/13_modern_attention.ipynb]",
         "notebooks/12_decoder_only_gpt.ipynb::Cell 0",
+        f"{IN_LAB}[notebooks/04_masks.ipynb]",
         "tests/test_attention.py::test_a", "notebooks/00_start_here.ipynb::Cell 0",
         "tests/test_layers.py::test_b",
-        "solutions/10_training_a_translator_solutions.ipynb::Cell 0"]
+        "solutions/04_masks_solutions.ipynb::Cell 0"]
 
 
 def test_every_slow_prefix_names_something_that_exists():
-    for prefix in _root_conftest().SLOW_FIRST:
+    conftest = _root_conftest()
+    for prefix in conftest.SLOW_FIRST:
+        if prefix.startswith(conftest.IN_JUPYTERLAB):  # one notebook's run in JupyterLab
+            assert (ROOT / "tests/browser/test_widgets_in_jupyterlab.py").exists()
+            prefix = prefix.removeprefix(conftest.IN_JUPYTERLAB)
+            assert prefix in {p.removesuffix(p.split("_", 1)[1]) for p in jd.widget_notebooks()}, prefix
         folder, _, start = prefix.rpartition("/")
         assert any(p.name.startswith(start) for p in (ROOT / folder).iterdir()), prefix
+
+
+def test_workers_take_whole_files_but_one_notebook_at_a_time_in_jupyterlab():
+    unit = _root_conftest().work_unit
+    assert unit("notebooks/10_training_a_translator.ipynb::Cell 3") == "notebooks/10_training_a_translator.ipynb"
+    assert unit("tests/test_llm.py::test_logits[1]") == "tests/test_llm.py"
+    one = f"{IN_LAB}[notebooks/13_modern_attention.ipynb]"
+    assert unit(one) == one
+    selftest = "tests/browser/test_widgets_in_jupyterlab.py::test_checker_catches_broken_widgets"
+    assert unit(selftest) == selftest
+
+
+class Config:
+    def __init__(self, dist):
+        self.dist = dist
+
+    def getvalue(self, name):
+        return {"dist": self.dist}[name]
+
+
+def test_the_scheduler_splits_by_work_unit_only_for_loadfile():
+    from xdist.scheduler import LoadFileScheduling
+
+    conftest = _root_conftest()
+    assert conftest.pytest_xdist_make_scheduler(Config("load"), log=None) is None, \
+        "other --dist choices stay xdist's own"
+    scheduling = conftest.unit_scheduling()
+    assert issubclass(scheduling, LoadFileScheduling)
+    one = f"{IN_LAB}[notebooks/13_modern_attention.ipynb]"
+    assert scheduling._split_scope(None, one) == one
+    cell = "notebooks/13_modern_attention.ipynb::Cell 7"
+    assert scheduling._split_scope(None, cell) == "notebooks/13_modern_attention.ipynb"
 
 
 @pytest.mark.parametrize(("rest", "cpus", "parallel"), [
