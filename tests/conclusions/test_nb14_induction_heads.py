@@ -423,16 +423,20 @@ def test_attention_sink(seed, name):
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
 def test_parking_nudges_the_predictions_towards_token_0(seed, name):
     """Section 8's "the nudge towards token 0 comes from layer 1's parking", with the control an
-    outside reader asked for: copying alone gives every earlier token more than 1/|V| (layer 1
-    barely attends to tokens 1-3 in the first half, yet they get more than that), so token 0 is
-    compared with tokens 1-3, at first-half positions 3..10 where all four are in the context.
+    outside reader asked for: copying alone nudges the predictions towards every earlier token, so
+    token 0 is compared with tokens 1-3, at first-half positions 3..10 where all four are in the
+    context (in the notebook's run the sink head puts under 0.05 on each of them, the other head at
+    least an even spread, 0.148; across runs it varies: measured outside these tests, some layer-1
+    head puts 0.15 or more on one of them at every 800-step seed 0-11, and no head more than 0.131
+    after 3200 steps at seeds 0, 1, 5, 7, 8).
     Each of tokens 1-3 gets more than 1/|V|; token 0 more than 1.5 times their mean; with both
     layer-1 heads zeroed (the control), token 0 less than 1.2 times their mean. Written from seeds
     0-4 at 800 steps (token 0 over tokens 1-3: 2.14, 2.20, 2.49, 2.37, 2.22; zeroed 1.01, 1.05,
     0.94, 1.02, 1.03) and |V| = 32 at seeds 0-2 (1.62, 1.99, 2.11; zeroed 1.09, 1.07, 1.10); then
     checked unchanged on held-out seeds 5-9 (2.35, 2.24, 2.66, 2.34, 2.49; zeroed at most 1.07), at
     |V| = 32 seeds 5-7 (1.79, 1.95, 2.16; zeroed up to 1.15), 1600 steps (2.40 to 3.30) and 3200
-    steps (3.00 to 4.20; zeroed 0.83 to 1.07): all held. (Measured outside these tests: |V| = 32,
+    steps (3.00 to 4.20; zeroed 0.82 to 1.07; seed 8, added later: 3.84, zeroed 0.82): all held.
+    (Measured outside these tests: |V| = 32,
     seed 9: 1.62, zeroed 1.11.) The old control, "below 1.5/|V| with both zeroed", failed after
     3200 steps (seeds 5 and 7: 1.51/|V| and 1.63/|V|), and zeroing layer 1 removes all its copying,
     not only the parking: the notebook no longer claims it."""
