@@ -286,3 +286,47 @@ def test_kv_cache_bytes_accepts_integers_of_numpy_and_torch(as_number, capsys):
 def test_kv_cache_bytes_floats_of_numpy_and_torch_are_told_to_return_an_int(as_number):
     with pytest.raises(AssertionError, match="whole number: return an int"):
         nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: as_number(2 * n * b * t * d * nb))
+
+
+def test_merge_softmax_stats_a_max_with_its_indices_gets_a_message_not_a_raw_error():
+    def merge_torch_max(m1, l1, m2, l2):  # .max(0) returns (values, indices)
+        m = torch.stack([m1, m2]).max(0)
+        return m, l1 + l2
+
+    with pytest.raises(AssertionError, match=r"pair \(values, indices\).*\.values.*torch\.maximum"):
+        nb11.check_merge_softmax_stats(merge_torch_max)
+
+
+def test_merge_softmax_stats_rescaling_to_the_smaller_max_is_named():
+    def merge_to_smaller(m1, l1, m2, l2):
+        small = torch.minimum(m1, m2)
+        return torch.maximum(m1, m2), l1 * torch.exp(m1 - small) + l2 * torch.exp(m2 - small)
+
+    with pytest.raises(AssertionError, match="smaller of the two maxima.*the larger one"):
+        nb11.check_merge_softmax_stats(merge_to_smaller)
+
+
+@pytest.mark.parametrize(("dim", "name"), [(0, "the batch"), (1, "the heads")])
+def test_attention_step_softmax_over_the_batch_or_the_heads_is_named_at_step_0(dim, name):
+    def wrong_softmax(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+        return torch.softmax(q_t @ k.transpose(-2, -1) / math.sqrt(q_t.shape[-1]), dim=dim) @ v, k, v
+
+    with pytest.raises(AssertionError, match=rf"step 0: the softmax runs over the wrong dimension \(dim {dim}, "
+                                             rf"{name}\)"):
+        nb11.check_attention_step(wrong_softmax)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint"),
+    [
+        (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 2**20, "count in MiB"),
+        (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e6, "count in megabytes"),
+        (lambda n, b, t, d, nb: 2 * n * b * t * d * nb * 8, "that counts bits"),
+        (lambda n, b, t, d, nb: 2 * n * b * (t + 1) * d * nb, "not seq_len + 1"),
+    ],
+)
+def test_kv_cache_bytes_other_units_and_one_token_more_are_named(wrong, hint):
+    with pytest.raises(AssertionError, match=r"kv_cache_bytes\(2, 1, 128, 128, 4\): expected 262,144") as err:
+        nb11.check_kv_cache_bytes(wrong)
+    assert hint in str(err.value)

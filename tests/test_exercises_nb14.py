@@ -32,6 +32,10 @@ def duplicate_over_all_queries(w, n):  # divides by 2n instead of n
     return w.diagonal(offset=-n, dim1=-2, dim2=-1).sum(-1) / w.shape[-1]
 
 
+def duplicate_without_query_n(w, n):  # drops query t = n, as the induction score drops n - 1
+    return w.diagonal(offset=-n, dim1=-2, dim2=-1)[..., 1:].mean(-1)
+
+
 def duplicate_for_3d_weights_only(w, n):  # right on (B, 2n, 2n), not on (layers, h, 2n, 2n)
     return w[:, torch.arange(n, 2 * n), torch.arange(n)].mean(-1)
 
@@ -86,6 +90,7 @@ def test_right_answers_pass(capsys):
 
 @pytest.mark.parametrize("wrong, word", [(duplicate_is_induction, "induction score"),
                                          (duplicate_over_all_queries, "divide"),
+                                         (duplicate_without_query_n, "left out query t = n"),
                                          (duplicate_for_3d_weights_only, "leading dims")])
 def test_duplicate_token_score_rejects(wrong, word):
     with pytest.raises(AssertionError, match=word):

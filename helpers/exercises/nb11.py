@@ -36,7 +36,15 @@ def check_merge_softmax_stats(fn):
     assert isinstance(got, tuple) and len(got) == 2, (
         f"return a tuple (m, l), got {type(got).__name__}"
     )
-    m, l_ = (torch.as_tensor(t, dtype=torch.float64) for t in got)
+    if any(isinstance(t, tuple) for t in got):  # torch.max(x, dim) returns (values, indices)
+        raise AssertionError("m came back as a pair (values, indices): torch.max(..., dim) and .max(dim) "
+                             "return both. Keep the values alone (.values), or take the larger max row "
+                             "by row with torch.maximum(m1, m2)")
+    try:
+        m, l_ = (torch.as_tensor(t, dtype=torch.float64) for t in got)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise AssertionError(f"return m and l as tensors, one entry per row; turning yours into tensors "
+                             f"raised {type(err).__name__}: {err}") from None
     want_m, want_l = _stats(x)
     assert m.shape == want_m.shape, f"m should have shape {tuple(want_m.shape)}, got {tuple(m.shape)}"
     assert torch.allclose(m, want_m), "m should be the larger of the two maxima, max(m1, m2)"
@@ -48,6 +56,11 @@ def check_merge_softmax_stats(fn):
     if torch.allclose(l_, want_l):
         return
     shown = f"expected {_four(want_l)}, got {_four(l_)}"
+    smaller = torch.minimum(m1, m2)
+    if torch.allclose(l_, l1 * torch.exp(m1 - smaller) + l2 * torch.exp(m2 - smaller)):
+        raise AssertionError(f"l: {shown}. You rescaled both sums to the smaller of the two maxima, but "
+                             "the merged sum is measured from the merged max m, the larger one: multiply "
+                             "by exp(m1 - m) and exp(m2 - m), which are at most 1")
     if torch.allclose(l_, l1 * torch.exp(want_m - m1) + l2 * torch.exp(want_m - m2)):
         raise AssertionError(f"l: {shown}. The factors go the wrong way: seen from the larger max m, "
                              "every exp(x - m) is smaller, so multiply by exp(m1 - m) and exp(m2 - m), "
@@ -134,12 +147,13 @@ def check_attention_step(fn):
         unscaled = torch.softmax(q_i @ new_k.transpose(-2, -1), -1) @ new_v
         if i > 0 and torch.allclose(out, unscaled, atol=1e-5):
             raise AssertionError(f"step {i}: divide the scores by sqrt(d_k) before the softmax")
-        if i > 0:
-            s_i = q_i @ new_k.transpose(-2, -1) / math.sqrt(d)  # (B, h, 1, i + 1)
-            wrong_dim = torch.softmax(s_i, dim=2) @ new_v  # over the single query: all ones
-            if torch.allclose(out, wrong_dim, atol=1e-5):
-                raise AssertionError(f"step {i}: the softmax runs over the wrong dimension: each query's "
-                                     "weights over the cached keys (the last dimension) sum to 1")
+        s_i = q_i @ new_k.transpose(-2, -1) / math.sqrt(d)  # (B, h, 1, i + 1)
+        # over the batch or the heads; over the single query (all ones) only once there are two keys
+        for dim, name in ((0, "the batch"), (1, "the heads"), (2, "the single query"))[: 3 if i > 0 else 2]:
+            if torch.allclose(out, torch.softmax(s_i, dim=dim) @ new_v, atol=1e-5):
+                raise AssertionError(f"step {i}: the softmax runs over the wrong dimension (dim {dim}, "
+                                     f"{name}): each query's weights over the cached keys (the last "
+                                     "dimension) sum to 1")
         if not torch.allclose(out, want[:, :, i : i + 1], atol=1e-5):
             raise AssertionError(
                 f"step {i}: your output differs from causal attention over all {t} positions at once "
@@ -182,6 +196,14 @@ _KV_SLIPS = (
     ("a fixed size", lambda n, b, t, d, nb: 2 * n * b * t * d * 2,
      "your count takes 2 bytes per value in every case, but the last argument, bytes_per_value, says "
      "how many each value takes (4 for float32, 2 for float16 or bfloat16): use it"),
+    ("MiB", lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 2**20,
+     "that is the count in MiB: the function returns bytes, so leave out the division by 2**20"),
+    ("MB", lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e6,
+     "that is the count in megabytes: the function returns bytes, so leave out the division by 10**6"),
+    ("bits", lambda n, b, t, d, nb: 2 * n * b * t * d * nb * 8,
+     "that counts bits: bytes_per_value is already in bytes, so leave out the factor 8"),
+    ("one token more", lambda n, b, t, d, nb: 2 * n * b * (t + 1) * d * nb,
+     "the cache holds seq_len tokens per sequence, not seq_len + 1"),
     ("four tensors", lambda n, b, t, d, nb: 4 * n * b * t * d * nb,
      "count keys and values once per decoder layer (the self-attention cache; here we leave "
      "the cross-attention cache out)"),
@@ -213,6 +235,6 @@ def check_kv_cache_bytes(fn):
     report = "; ".join(f"kv_cache_bytes{c}: expected {w:,}, got {g:,}"
                        for c, w, g in zip(cases, want, got, strict=True) if g != w)
     for _, slip, hint in _KV_SLIPS:
-        if all(g == slip(*c) for c, g in zip(cases, got, strict=True)):
+        if all(math.isclose(g, slip(*c), rel_tol=1e-9) for c, g in zip(cases, got, strict=True)):
             raise AssertionError(f"{report}. Hint: {hint}")
     raise AssertionError(report)

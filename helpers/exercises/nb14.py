@@ -55,10 +55,16 @@ def check_duplicate_token_score(fn):
             "is the induction score. A duplicate-token head looks at the previous occurrence "
             f"itself, t - n. On a perfect duplicate-token pattern you got {got[0]:.3f}, expected "
             f"{want[0]:.3f}")
+    shown = f"expected {[round(v, 3) for v in want.tolist()]}, got {[round(v, 3) for v in got.tolist()]}"
+    dropped = w.diagonal(offset=-n, dim1=-2, dim2=-1)[..., 1:].mean(-1)  # queries n + 1 .. 2n - 1
+    if torch.allclose(got, dropped, atol=1e-4):
+        raise AssertionError(
+            f"scores differ: {shown}. You left out query t = n, the first of the repeated half: it "
+            "has a previous occurrence too, at position 0 (the induction score drops query n - 1, "
+            "which belongs to neither half; the duplicate-token score keeps every t = n .. 2n - 1)")
     assert torch.allclose(got, want, atol=1e-4), (
-        f"scores differ: expected {[round(v, 3) for v in want.tolist()]}, got "
-        f"{[round(v, 3) for v in got.tolist()]}. On the sharp pattern (first entry) every query "
-        "t >= n looks at t - n; which queries do you average over, and do you divide by their number?"
+        f"scores differ: {shown}. Every query t = n .. 2n - 1 of the repeated half has a previous "
+        "occurrence at t - n; which queries do you average over, and do you divide by their number?"
     )
     for shape in ((2, 3), ()):  # (layers, h, 2n, 2n) as in section 4, and one (2n, 2n) pattern
         more = w[1].expand(*shape, 2 * n, 2 * n).clone()

@@ -3,9 +3,10 @@
 Runs: the 2-layer attention-only model of notebook 14 at its own setting (800 steps, |V| = 64) at
 seeds 0-4, from which the thresholds were written, and at the held-out seeds 5-9, on which they
 are checked unchanged (``seed_sets``); at the variations its "Try it" suggests (1600 steps;
-|V| = 32) at seeds 0, 1, 2 and held-out 5, 6, 7, and 3200 steps at seeds 0, 1 and held-out 5 and 7
-(what holds there: test_after_3200_steps, test_attention_sink_after_3200_steps; seed 7 was added
-after an outside reader found section 8's control failing there); a 1-layer model for each run; the narrower
+|V| = 32) at seeds 0, 1, 2 and held-out 5, 6, 7, and 3200 steps at seeds 0, 1 and held-out 5, 7, 8
+(what holds there: test_after_3200_steps, test_attention_sink_after_3200_steps; seeds 7 and 8 were
+added after outside readers found statements failing there: test_after_3200_steps_across_runs); a
+1-layer model for each run; the narrower
 model (d_model = 32) at the same six seeds. They train with ``train_induction_model(...,
 cache=True)``, the call the notebook makes, so the notebook's models (seed 0, and seed 1 for its
 exercise 2) are trained once for both. Each test states one conclusion with the threshold the
@@ -54,7 +55,7 @@ VARIATIONS = {"800 steps": {}, "1600 steps": {"steps": 1600}, "|V| = 32": {"voca
 RUNS = [(seed, name) for name in ("800 steps", "1600 steps", "|V| = 32")
         for seed in (SEEDS if name == "800 steps" else VARIATION_SEEDS)]
 IDS = [f"{seed_id(seed)}, {name}" for seed, name in RUNS]
-LONG_SEEDS = (0, 1, 5, 7)  # "Try it: STEPS = 3200", at two written seeds and two held-out (CI time)
+LONG_SEEDS = (0, 1, 5, 7, 8)  # "Try it: STEPS = 3200", two written seeds, three held-out (CI time)
 LONG_RUNS = [(seed, "3200 steps") for seed in LONG_SEEDS]
 LONG_IDS = [f"{seed_id(seed)}, 3200 steps" for seed in LONG_SEEDS]
 
@@ -422,16 +423,20 @@ def test_attention_sink(seed, name):
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
 def test_parking_nudges_the_predictions_towards_token_0(seed, name):
     """Section 8's "the nudge towards token 0 comes from layer 1's parking", with the control an
-    outside reader asked for: copying alone gives every earlier token more than 1/|V| (layer 1
-    barely attends to tokens 1-3 in the first half, yet they get more than that), so token 0 is
-    compared with tokens 1-3, at first-half positions 3..10 where all four are in the context.
+    outside reader asked for: copying alone nudges the predictions towards every earlier token, so
+    token 0 is compared with tokens 1-3, at first-half positions 3..10 where all four are in the
+    context (in the notebook's run the sink head puts under 0.05 on each of them, the other head at
+    least an even spread, 0.148; across runs it varies: measured outside these tests, some layer-1
+    head puts 0.15 or more on one of them at every 800-step seed 0-11, and no head more than 0.131
+    after 3200 steps at seeds 0, 1, 5, 7, 8).
     Each of tokens 1-3 gets more than 1/|V|; token 0 more than 1.5 times their mean; with both
     layer-1 heads zeroed (the control), token 0 less than 1.2 times their mean. Written from seeds
     0-4 at 800 steps (token 0 over tokens 1-3: 2.14, 2.20, 2.49, 2.37, 2.22; zeroed 1.01, 1.05,
     0.94, 1.02, 1.03) and |V| = 32 at seeds 0-2 (1.62, 1.99, 2.11; zeroed 1.09, 1.07, 1.10); then
     checked unchanged on held-out seeds 5-9 (2.35, 2.24, 2.66, 2.34, 2.49; zeroed at most 1.07), at
     |V| = 32 seeds 5-7 (1.79, 1.95, 2.16; zeroed up to 1.15), 1600 steps (2.40 to 3.30) and 3200
-    steps (3.00 to 4.20; zeroed 0.83 to 1.07): all held. (Measured outside these tests: |V| = 32,
+    steps (3.00 to 4.20; zeroed 0.82 to 1.07; seed 8, added later: 3.84, zeroed 0.82): all held.
+    (Measured outside these tests: |V| = 32,
     seed 9: 1.62, zeroed 1.11.) The old control, "below 1.5/|V| with both zeroed", failed after
     3200 steps (seeds 5 and 7: 1.51/|V| and 1.63/|V|), and zeroing layer 1 removes all its copying,
     not only the parking: the notebook no longer claims it."""
@@ -444,23 +449,23 @@ def test_parking_nudges_the_predictions_towards_token_0(seed, name):
 
 @pytest.mark.parametrize("seed, name", LONG_RUNS, ids=LONG_IDS)
 def test_attention_sink_after_3200_steps(seed, name):
-    """Section 8 after 3200 steps (seeds 0, 1 and held-out 5, 7). What holds: a head parks more
-    than 0.35 on position 0 in the first half and less than 0.1 in the repeated half, its write from
-    position 0 is below 0.7 of the average (measured 0.20, 0.20, 0.28, 0.29), zeroing it lowers the
-    first-half loss; the nudge towards token 0 (test_parking_nudges...). What fails in at least one
+    """Section 8 after 3200 steps (seeds 0, 1 and held-out 5, 7, 8). What holds: a head parks more
+    than 0.35 on position 0 in the first half, its write from position 0 is below 0.7 of the average
+    (measured 0.20, 0.20, 0.28, 0.29, 0.43), zeroing it lowers the first-half loss; (less than 0.1
+    in the repeated half held at 0, 1, 5, 7 and failed at seed 8, 0.113: test_after_3200_steps_across_runs); the nudge towards token 0 (test_parking_nudges...). What fails in at least one
     run (so the notebook says it is about 800 steps): zeroing the other layer-1 head also lowers the
     first-half loss (seeds 1, 5, 7; seed 7: intact 4.25, sink zeroed 4.19, other head zeroed 4.72
     nats), and token 0 below 1.5/|V| with both layer-1 heads zeroed (seeds 5 and 7: 1.51/|V| and
     1.63/|V|, more than with the sink head alone zeroed, 1.01/|V| at seed 7)."""
     m = _measure(seed, name)
-    assert m["parked"][m["sink"]] > 0.35 and m["later"] < 0.1
+    assert m["parked"][m["sink"]] > 0.35
     assert m["write_ratio"] < 0.7
     assert m["first_loss_off"] < m["first_loss"]
 
 
 def test_after_3200_steps_zeroing_the_other_head_raises_the_first_half_loss_in_some_runs():
     """What the notebook says of 3200 steps in section 8: zeroing the layer-1 head that is not the
-    sink raises the first-half loss in some runs (seeds 1, 5 and 7 of 0, 1, 5, 7)."""
+    sink raises the first-half loss in some runs (seeds 1, 5, 7 and 8 of 0, 1, 5, 7, 8)."""
     runs = [_measure(seed, name) for seed, name in LONG_RUNS]
     assert sum(m["first_loss_other_off"] > m["first_loss"] for m in runs) >= 1
 
@@ -509,36 +514,61 @@ def test_seed_13_variant_duplicate_token_head_feeds_the_queries(random_scores):
 
 @pytest.mark.parametrize("seed, name", LONG_RUNS, ids=LONG_IDS)
 def test_after_3200_steps(seed, name, random_scores):
-    """The "Try it" STEPS = 3200, at seeds 0, 1 and held-out 5 and 7 (besides the tests above that
+    """The "Try it" STEPS = 3200, at seeds 0, 1 and held-out 5, 7 and 8 (besides the tests above that
     run there too). What still holds: the fall between steps 120 and 640, from 75 % to 30 % of chance
-    within 200 steps; the previous-token head looks at t - 1 from first-half queries (mean >= 0.95)
-    and from query 12 (above 0.5), and its weights are the same without repetition (within 0.05);
+    within 200 steps; the previous-token head looks at t - 1 from query 12 (above 0.5), and its
+    weights are the same without repetition (within 0.05);
     Q- and V-composition below the random mean, and the token-level K-circuit table peaks on its
     diagonal; without both induction heads the loss is above 80 % of chance, without the
     previous-token head more than 0.5 nats higher; removing its write from layer 1's keys alone
     costs more than 2 nats, at least 90 % of that at first-half keys and less than 0.1 at
-    repeated-half keys. What changes (the prose says these statements are about 800 and 1600 steps):
-    the head now looks back from repeated-half queries too (mean above 0.3; measured 0.94, 0.62, 0.52),
-    and at least one layer-1 head's K-composition score is inside the random pairs' range (at or
-    below their 95th percentile; measured 0.130, 0.130, 0.128) at seeds 0, 1 and 5, and at seed 7 at
-    its edge, 0.1318 against a 95th percentile of 0.1316 (added later; the notebook says "at or just
-    above"). Measured at these seeds and failing
+    repeated-half keys. What changes, the first-half mean >= 0.95 and the K-composition score among
+    them: test_after_3200_steps_across_runs. Measured at these seeds and failing
     in at least one (so left to 800 and 1600 steps): ends above the one-token head (seed 0: 0.122 vs
     0.136), the other layer-0 head under 0.3 and each induction head alone worth 0.3 nats (seed 0:
-    +0.46, +0.25), keys alone at least everywhere and keys-and-values within 0.1 (seeds 0, 5),
-    queries alone under 0.1 (seed 0: +0.19), values alone lowering the loss (seed 5), the 1-layer
-    model's same-head ratio (seed 0: 0.40); section 8's: test_attention_sink_after_3200_steps."""
+    +0.46, +0.25), keys alone at least everywhere (seeds 0, 5, 7, 8) and keys-and-values within
+    0.1 (seeds 0, 5, 7), queries alone under 0.1 (seed 0: +0.19), values alone lowering the loss
+    (seeds 5, 7, 8), the 1-layer model's same-head ratio (seed 0: 0.40); section 8's: test_attention_sink_after_3200_steps.
+    (Seed 8 was added after an outside reader found it breaking four statements written from the
+    other four: test_after_3200_steps_across_runs.)"""
     m = _measure(seed, name)
     assert 120 <= m["phase"] <= 640 and m["end"] - m["start"] <= 200
     by_query, cost, p = m["by_query"], m["cost"], m["p"]
-    assert by_query[:N - 1].mean() >= 0.95 and by_query[11] > 0.5
+    assert by_query[11] > 0.5
     assert (by_query - m["no_repeat"]).abs().max() < 0.05
-    assert by_query[N - 1:].mean() > 0.3  # what changes: it looks back from the repeated half too
     assert max(m["comp"]["queries"][p].max(), m["comp"]["values"][p].max()) < random_scores.mean()
     assert m["k_circuit"] == [1.0, 1.0]
-    q95 = random_scores.quantile(0.95)
-    if seed != 7:  # what changes; at seed 7 the lower score is just above (0.1318 vs 0.1316)
-        assert m["comp"]["keys"][p].min() <= q95
-    assert m["comp"]["keys"][p].min() < q95 + 0.001  # "at or just above" the 95th percentile
     assert m["both"] > 0.8 * m["chance"] and m["ablated"][(0, p)] > m["base"] + 0.5
     assert cost["keys"] > 2 and cost["keys first"] >= 0.9 * cost["keys"] and abs(cost["keys second"]) < 0.1
+
+
+def test_after_3200_steps_across_runs(random_scores):
+    """What the notebook says of its five 3200-step runs (seeds 0, 1 and held-out 5, 7, 8), where a
+    statement of the 800- and 1600-step runs holds in some of them only. Seed 8 was added after an
+    outside reader found it breaking statements written from the other four; they are re-scoped, not
+    re-tuned. Section 4: the previous-token head's first-half mean is at least 0.95 in four runs,
+    0.947 at seed 8; from the repeated half it looks back with a mean of 0.29 to 0.94 (above 0.3 in
+    four runs; "mostly not", below 0.3, holds at seed 8 alone). Section 6: at least one layer-1
+    head's K-composition score is at or below the random pairs' 95th percentile in three runs, just
+    above it (by less than 0.001) at seed 7, and at seed 8 both are above it (0.1377, 0.1740 against
+    0.1316). Section 7: removing the head everywhere costs more than from the keys alone in four
+    runs (all but seed 1; seed 0: +2.71 against +3.88); from the values alone it lowers the loss in
+    two (seeds 0 and 1) and raises it in three. Section 8: the sink head puts less than 0.1 on
+    position 0 from the repeated half in four runs, 0.113 at seed 8; with both layer-1 heads zeroed,
+    token 1 gets more than intact in four runs (all but seed 0), so there the control moves the
+    comparison tokens too."""
+    runs = {seed: _measure(seed, name) for seed, name in LONG_RUNS}
+    first = {s: m["by_query"][:N - 1].mean().item() for s, m in runs.items()}
+    assert [s for s in first if first[s] < 0.95] == [8] and round(first[8], 3) == 0.947
+    second = [m["by_query"][N - 1:].mean().item() for m in runs.values()]
+    assert (round(min(second), 2), round(max(second), 2)) == (0.29, 0.94)
+    q95 = random_scores.quantile(0.95).item()
+    low = {s: m["comp"]["keys"][m["p"]].min().item() for s, m in runs.items()}
+    assert [s for s in low if low[s] > q95] == [7, 8] and low[7] < q95 + 0.001
+    assert round(low[8], 4) == 0.1377 and round(q95, 4) == 0.1316
+    cost = {s: m["cost"] for s, m in runs.items()}
+    assert [s for s in cost if cost[s]["keys"] >= cost[s]["everywhere"]] == [1]
+    assert (round(cost[0]["keys"], 2), round(cost[0]["everywhere"], 2)) == (2.71, 3.88)
+    assert [s for s in cost if cost[s]["values"] < 0] == [0, 1]
+    assert [s for s, m in runs.items() if m["later"] >= 0.1] == [8] and round(runs[8]["later"], 3) == 0.113
+    assert [s for s, m in runs.items() if m["p_early_off"][1] > m["p_early"][1]] == [1, 5, 7, 8]
