@@ -19,7 +19,7 @@ from collections import Counter
 
 import pytest
 import torch
-from seed_sets import ALL_SEEDS, seed_id
+from seed_sets import ALL_SEEDS, HELD_OUT_SEEDS, WRITTEN_SEEDS, seed_id
 
 from helpers import beam_search, target_mask, train_seq2seq
 from helpers.data import (
@@ -428,11 +428,39 @@ def _translator_tok():
     return date_tokenizer()
 
 
-def test_one_head_learns_too():
-    """Exercise 2's solution: one head learns too, its loss falls over 100 steps. Seeds 0, 1, 2."""
-    for seed in SEEDS:
-        one = _short_run(seed, num_heads=1)["loss"]
-        assert one[-1] < one[0], (seed, one)
+def source_free_floor(alpha=0.1):
+    """The lowest loss a model that ignores the source can reach on the training targets: at each
+    place of the output (the 5 date tokens and <eos>) the entropy of the label-smoothed distribution
+    of the tokens found there, averaged over the places (2.3802)."""
+    from helpers.data import date_tokenizer
+
+    tok = date_tokenizer()
+    targets = torch.tensor([tok.encode(t, add_eos=True) for _, t in translator_data()[0]])  # (N, 6)
+    floors = []
+    for place in targets.T:
+        p = (1 - alpha) * torch.bincount(place, minlength=len(tok)).double() / len(place) + alpha / len(tok)
+        floors.append(-(p * p.log()).sum().item())
+    return sum(floors) / len(floors)
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_one_head_learns_too(seed):
+    """Exercise 2's solution: after 100 steps (warm-up 30) one head and four heads both end below the
+    loss a source-free model can reach (so the loss fell for more than the output's own statistics),
+    and one head within 0.1 of four. A falling loss alone (the first version of the check) holds for
+    a model that ignores the source. Written from seeds 0-4 as "at least 0.25 below the floor" (one
+    head 2.024, 1.955, 2.019, 1.964, 2.064; four 2.022, 1.976, 2.032, 2.000, 2.050; floor 2.380).
+    Held-out 5-9: one head 2.080, 1.973, 2.040, 2.157, 2.041; four 2.090, 2.000, 2.113, 2.118, 2.082;
+    at seed 8 one head is only 0.224 below the floor, so the solution says "at least 0.25 below at
+    nine of the ten seeds" and asserts the 0.25 for its own run (seed 0); one within 0.1 of four held
+    at all ten (largest gap 0.074, seed 7)."""
+    floor = source_free_floor()
+    assert abs(floor - 2.38) < 0.005, floor
+    one, four = _short_run(seed, num_heads=1)["loss"][-1], _short_run(seed)["loss"][-1]
+    assert max(one, four) < floor - (0.2 if seed == 8 else 0.25), (seed, one, four, floor)
+    if seed == 8:  # the solution's "0.22 at the tenth"
+        assert round(floor - one, 2) == 0.22, (one, floor)
+    assert abs(one - four) < 0.1, (seed, one, four)
 
 
 def test_split_order_of_sources_is_what_the_notebook_assumes(data):
@@ -509,6 +537,8 @@ def test_the_order_token_is_not_ignored_in_a_year_first_format_never_generated(s
     'at least a quarter swapped'; held-out seed 6 swapped 17 of 104 (native), and under the pinned
     kernels seed 9 swaps 9: re-scoped to 'some'. Measured under the pin (seeds 0-9, 104 dates),
     swapped under <dmy>: 40, 51, 75, 78, 59, 35, 34, 65, 78, 9; <mdy> and the control 104 every time.
+    With this machine's native kernels (no pin; the prose's "up to 96 under another processor's"):
+    seed 1 swaps 84, seed 7 87, seed 8 96.
     A weekday before the date ('sat 2033-12-03', the second read's control): no date swapped under
     <dmy> at any of seeds 0-9 (104 right every time)."""
     low, out = _year_first_runs(seed)
@@ -566,6 +596,11 @@ def test_the_sequence_probability_as_a_guard_changes_with_the_run():
     0.289) and checked unchanged on 5-9 (whose values the reader's report had printed: 0.826, 0.986,
     1, 1, 0.474; 0.797, 0.551, 0.526, 0.885, 0.126). Share of (right, wrong) pairs a right reading
     wins, same texts, seeds 0-9: 0.663 0.458 0.376 0.325 0.515 0.645 0.729 0.364 0.311 0.890.
+    The prose's "the probability pointed the right way in some runs and the wrong way in others" (the
+    former "did not separate them in any run" missed that seed 9 ranks right readings first in 0.89
+    of the pairs): three fifths or more in some runs, a third or fewer in others, written from seeds
+    0-4 (0.663 and 0.325) and asserted on the held-out seeds 5-9 alone as well (0.890 and 0.311); the
+    ten-run extremes the prose quotes, 0.89 and 0.31, to two decimals.
 
     Label smoothing (section 3's "right answers cluster near 0.53"): the median right answer is
     within 0.01 of (1 - α + α/|V|)^6 = 0.5328 and the largest above it, at every seed (medians
@@ -581,6 +616,11 @@ def test_the_sequence_probability_as_a_guard_changes_with_the_run():
         assert g["refused_same"] >= 0.4 and g["refused_99_same"] >= 0.1, (seed, g)
         assert abs(g["median"] - target) < 0.01 and g["largest"] > target, (seed, g)
     assert sum(g["above_same"] < 0.5 for g in guard.values()) == 5, guard
+    for seeds in (WRITTEN_SEEDS, HELD_OUT_SEEDS):
+        shares = [guard[seed]["above_same"] for seed in seeds]
+        assert max(shares) >= 0.6 and min(shares) <= 1 / 3, (seeds, shares)
+    shares = [g["above_same"] for g in guard.values()]
+    assert (round(max(shares), 2), round(min(shares), 2)) == (0.89, 0.31), shares
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
@@ -627,14 +667,20 @@ def _year_mean(seed):
 
 
 def test_the_year_is_well_over_its_share_in_nine_runs_of_ten():
-    """Section 5 ('1.8 times its share or more on average in nine of the ten runs we tried, and about
-    its share in one'): the year's mean share in encoder layer 1, over the numbers-only dates among
-    the first 200 test dates, divided by the uniform share. The first prose ('well over its share',
-    every run) and its test (> 1, weaker than the prose) were written from seeds 0-4; held-out seed 5
-    gave 1.01 (native kernels), 1.03 (pinned). Measured under the pin, seeds 0-9: 2.69, 1.84, 1.85,
-    1.86, 2.10, 1.03, 2.70, 2.47, 2.47, 3.59."""
+    """Section 5 ('one and a half times its share or more on average in nine of the ten runs we tried,
+    and about its share in one (seed 5)'): the year's mean share in encoder layer 1, over the
+    numbers-only dates among the first 200 test dates, divided by the uniform share. The first prose
+    ('well over its share', every run) and its test (> 1, weaker than the prose) were written from
+    seeds 0-4; held-out seed 5 gave 1.01 (native kernels), 1.03 (pinned). Measured under the pin,
+    seeds 0-9: 2.69, 1.84, 1.85, 1.86, 2.10, 1.03, 2.70, 2.47, 2.47, 3.59; native seeds 0-4: 2.41,
+    1.75, 2.19, 1.92, 1.84, seed 8: 2.03. The threshold that followed, 1.8, was set after all ten
+    seeds had been seen (0.04 above seeds 1-3, and native seed 1 is below it). Now written from seeds
+    0-4 under both kernel sets (lowest 1.75 native, 1.84 pinned): 1.5. On held-out 5-9 it holds at
+    6-9 and fails at 5, which is why the prose says nine of ten and names seed 5 (here between 0.8
+    and 1.25: 'about its share')."""
     means = {seed: _year_mean(seed) for seed in ALL_SEEDS}
-    assert sum(m >= 1.8 for m in means.values()) >= 9, means
+    assert all(means[seed] >= 1.5 for seed in ALL_SEEDS if seed != 5), means
+    assert 0.8 < means[5] < 1.25, means
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)

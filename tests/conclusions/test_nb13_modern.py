@@ -54,7 +54,8 @@ seeds 0-9, /tmp/readerE/native.json, which the tests cannot rebuild: conftest.py
   native (learned at 1, 6, 7, balanced at 5); the window's cost where the sentence is inside: MHA
   0.29-0.50 pinned, 0.30-0.43 native, balanced 0.46-0.65 and 0.42-0.66, rotary < 0.008 in both,
   notebook 09's sinusoidal -0.001 to 0.63 and -0.001 to 0.64.
-- Position interpolation by 2 on rows of 32 (no offset beyond 31, every offset from 1 on a fraction):
+- Position interpolation by 2 on rows of 32 (no offset beyond 31; each read as half itself: odd ones
+  as fractions never seen, even ones as a smaller offset than the true one):
   +0.109 to +0.357 at ten seeds, against +0.088 to +0.253 on rows of 64. "At least as much as on rows
   of 64" was written from seeds 0-4 (more by 0.006-0.071) and failed at held-out seed 5 (0.0017
   less), so the notebook says "more at nine seeds, 0.002 less at the tenth"; its own claims (more
