@@ -104,6 +104,16 @@ def test_attention_intensity_names_the_slip(wrong, concept):
     assert "expected" in second
 
 
+def test_attention_intensity_names_the_16_bit_value_copied():
+    """8 for 32-bit is the 16-bit answer copied: the hint says that first (a 32-bit number takes 4
+    bytes), then the factor 2 that would give 8 too; the second try shows the expected 4."""
+    first, second = wrong_twice(nb13.check_attention_intensity, {(2, 1): 8, (2, 64): 8, (4, 1): 8})
+    first = first.replace("\n", " ")
+    assert "16-bit value" in first and "4 bytes" in first and "expected" not in first
+    assert first.index("16-bit value") < first.index("keys AND values")
+    assert "expected 4" in second
+
+
 def test_attention_intensity_names_the_8b_shape():
     """4 in 16-bit is section 3's 8B shape (32 query heads); the hint says so before the multiply-add."""
     first, _ = wrong_twice(nb13.check_attention_intensity, {(2, 1): 4, (2, 64): 8, (4, 1): 4})

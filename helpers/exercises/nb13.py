@@ -154,6 +154,10 @@ def _intensity_hint(bytes_per_number: int, batch: int, got: float, want: float, 
                         "and an add, 2 FLOPs per weight"),
              (want * h_kv, "the cache holds h_kv heads of keys and of values; each is read by h / h_kv query heads"),
              (want * h_kv / h, f"the cache holds h_kv = {h_kv} heads, not h = {h}: that would be multi-head attention")]
+    if bytes_per_number != 2:  # the 16-bit answer copied: it comes first, since it can equal a slip below
+        at_16 = attention_intensity(LLAMA_70B["num_kv_heads"], torch.float16, batch)
+        slips.insert(0, (at_16, f"that is the 16-bit value: a 32-bit number takes {bytes_per_number} bytes, not 2, "
+                                f"for the same FLOPs. If that is not it: {keys_only}"))
     for value, hint in slips:
         if value != want and math.isclose(got, value, rel_tol=1e-3):
             return f"{hint}; {counts}"

@@ -19,7 +19,7 @@ from collections import Counter
 
 import pytest
 import torch
-from seed_sets import ALL_SEEDS, seed_id
+from seed_sets import ALL_SEEDS, HELD_OUT_SEEDS, WRITTEN_SEEDS, seed_id
 
 from helpers import beam_search, target_mask, train_seq2seq
 from helpers.data import (
@@ -428,11 +428,39 @@ def _translator_tok():
     return date_tokenizer()
 
 
-def test_one_head_learns_too():
-    """Exercise 2's solution: one head learns too, its loss falls over 100 steps. Seeds 0, 1, 2."""
-    for seed in SEEDS:
-        one = _short_run(seed, num_heads=1)["loss"]
-        assert one[-1] < one[0], (seed, one)
+def source_free_floor(alpha=0.1):
+    """The lowest loss a model that ignores the source can reach on the training targets: at each
+    place of the output (the 5 date tokens and <eos>) the entropy of the label-smoothed distribution
+    of the tokens found there, averaged over the places (2.3802)."""
+    from helpers.data import date_tokenizer
+
+    tok = date_tokenizer()
+    targets = torch.tensor([tok.encode(t, add_eos=True) for _, t in translator_data()[0]])  # (N, 6)
+    floors = []
+    for place in targets.T:
+        p = (1 - alpha) * torch.bincount(place, minlength=len(tok)).double() / len(place) + alpha / len(tok)
+        floors.append(-(p * p.log()).sum().item())
+    return sum(floors) / len(floors)
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_one_head_learns_too(seed):
+    """Exercise 2's solution: after 100 steps (warm-up 30) one head and four heads both end below the
+    loss a source-free model can reach (so the loss fell for more than the output's own statistics),
+    and one head within 0.1 of four. A falling loss alone (the first version of the check) holds for
+    a model that ignores the source. Written from seeds 0-4 as "at least 0.25 below the floor" (one
+    head 2.024, 1.955, 2.019, 1.964, 2.064; four 2.022, 1.976, 2.032, 2.000, 2.050; floor 2.380).
+    Held-out 5-9: one head 2.080, 1.973, 2.040, 2.157, 2.041; four 2.090, 2.000, 2.113, 2.118, 2.082;
+    at seed 8 one head is only 0.224 below the floor, so the solution says "at least 0.25 below at
+    nine of the ten seeds" and asserts the 0.25 for its own run (seed 0); one within 0.1 of four held
+    at all ten (largest gap 0.074, seed 7)."""
+    floor = source_free_floor()
+    assert abs(floor - 2.38) < 0.005, floor
+    one, four = _short_run(seed, num_heads=1)["loss"][-1], _short_run(seed)["loss"][-1]
+    assert max(one, four) < floor - (0.2 if seed == 8 else 0.25), (seed, one, four, floor)
+    if seed == 8:  # the solution's "0.22 at the tenth"
+        assert round(floor - one, 2) == 0.22, (one, floor)
+    assert abs(one - four) < 0.1, (seed, one, four)
 
 
 def test_split_order_of_sources_is_what_the_notebook_assumes(data):
@@ -509,6 +537,8 @@ def test_the_order_token_is_not_ignored_in_a_year_first_format_never_generated(s
     'at least a quarter swapped'; held-out seed 6 swapped 17 of 104 (native), and under the pinned
     kernels seed 9 swaps 9: re-scoped to 'some'. Measured under the pin (seeds 0-9, 104 dates),
     swapped under <dmy>: 40, 51, 75, 78, 59, 35, 34, 65, 78, 9; <mdy> and the control 104 every time.
+    With this machine's native kernels (no pin; the prose's "up to 96 under another processor's"):
+    seed 1 swaps 84, seed 7 87, seed 8 96.
     A weekday before the date ('sat 2033-12-03', the second read's control): no date swapped under
     <dmy> at any of seeds 0-9 (104 right every time)."""
     low, out = _year_first_runs(seed)
@@ -566,6 +596,11 @@ def test_the_sequence_probability_as_a_guard_changes_with_the_run():
     0.289) and checked unchanged on 5-9 (whose values the reader's report had printed: 0.826, 0.986,
     1, 1, 0.474; 0.797, 0.551, 0.526, 0.885, 0.126). Share of (right, wrong) pairs a right reading
     wins, same texts, seeds 0-9: 0.663 0.458 0.376 0.325 0.515 0.645 0.729 0.364 0.311 0.890.
+    The prose's "the probability pointed the right way in some runs and the wrong way in others" (the
+    former "did not separate them in any run" missed that seed 9 ranks right readings first in 0.89
+    of the pairs): three fifths or more in some runs, a third or fewer in others, written from seeds
+    0-4 (0.663 and 0.325) and asserted on the held-out seeds 5-9 alone as well (0.890 and 0.311); the
+    ten-run extremes the prose quotes, 0.89 and 0.31, to two decimals.
 
     Label smoothing (section 3's "right answers cluster near 0.53"): the median right answer is
     within 0.01 of (1 - α + α/|V|)^6 = 0.5328 and the largest above it, at every seed (medians
@@ -581,6 +616,11 @@ def test_the_sequence_probability_as_a_guard_changes_with_the_run():
         assert g["refused_same"] >= 0.4 and g["refused_99_same"] >= 0.1, (seed, g)
         assert abs(g["median"] - target) < 0.01 and g["largest"] > target, (seed, g)
     assert sum(g["above_same"] < 0.5 for g in guard.values()) == 5, guard
+    for seeds in (WRITTEN_SEEDS, HELD_OUT_SEEDS):
+        shares = [guard[seed]["above_same"] for seed in seeds]
+        assert max(shares) >= 0.6 and min(shares) <= 1 / 3, (seeds, shares)
+    shares = [g["above_same"] for g in guard.values()]
+    assert (round(max(shares), 2), round(min(shares), 2)) == (0.89, 0.31), shares
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
@@ -600,21 +640,26 @@ def _many_maps(seed):
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_the_year_anchor_and_its_control(seed):
     """Section 5, encoder layer 1: over the first 200 test dates the year gets more than its uniform
-    share on average in dates in numbers only, and with a month word (the control: there the word
-    settles the reading, so a year that only told how to read the numbers would get less) at least
-    as much (first asserted as 80 %; the prose said "at least as much": ratios seeds 0-9 1.07, 1.05,
-    1.26, 1.04, 1.11, 1.09, 1.09, 1.11, 1.07, 1.22, now asserted). The explanation 'its place says how to read the rest' is refuted by the control
-    and no longer given. Measured before writing (seeds 0-4), numbers only / month word: 2.41 / 2.59,
-    1.75 / 1.83, 2.19 / 2.80, 1.92 / 2.04, 1.84 / 1.99 times the uniform share."""
-    ratio = {"numbers only": [], "month word": []}
+    share on average in dates in numbers only, and (the control) with a month word and a four-digit
+    year, where the word and the year settle the whole reading, at least as much as in numbers only
+    with a four-digit year (a year that only told how to read the numbers would get less there).
+    The former control compared every month-word date with every numbers-only one; the third read
+    noted that 29 of the 65 month-word dates have a two-digit year, so the month word alone settles
+    the month but not which number is the day. Split by the year's digits (pinned), month word yyyy /
+    numbers only yyyy, written from seeds 0-4: 2.92 / 2.83, 1.95 / 1.90, 1.95 / 1.80, 2.00 / 1.89,
+    2.33 / 2.15; held-out 5-9, unchanged: 1.11 / 1.04, 2.93 / 2.76, 2.62 / 2.47, 2.70 / 2.53,
+    4.27 / 3.61. Earlier (all month-word against all numbers-only dates), seeds 0-4, native kernels:
+    2.41 / 2.59, 1.75 / 1.83, 2.19 / 2.80, 1.92 / 2.04, 1.84 / 1.99 (numbers only / month word)."""
+    ratio = {}
     for t, _, src, _, maps in _many_maps(seed):
         if pos := part_positions(src, t):
-            kind = "month word" if src[pos["month"]].isalpha() else "numbers only"
-            ratio[kind].append(maps["encoder"][1].mean(0).mean(0)[pos["year"]].item() * len(src))
+            kind = ("month word" if src[pos["month"]].isalpha() else "numbers only", len(src[pos["year"]]))
+            ratio.setdefault(kind, []).append(maps["encoder"][1].mean(0).mean(0)[pos["year"]].item() * len(src))
     mean = {k: sum(v) / len(v) for k, v in ratio.items()}
-    assert mean["numbers only"] > 1, mean
-    assert mean["month word"] >= mean["numbers only"], mean
-    _YEAR_MEANS[seed] = mean["numbers only"]
+    numbers_only = ratio["numbers only", 2] + ratio["numbers only", 4]
+    assert sum(numbers_only) / len(numbers_only) > 1, mean
+    assert mean["month word", 4] >= mean["numbers only", 4], mean
+    _YEAR_MEANS[seed] = sum(numbers_only) / len(numbers_only)
 
 
 _YEAR_MEANS = {}
@@ -627,14 +672,20 @@ def _year_mean(seed):
 
 
 def test_the_year_is_well_over_its_share_in_nine_runs_of_ten():
-    """Section 5 ('1.8 times its share or more on average in nine of the ten runs we tried, and about
-    its share in one'): the year's mean share in encoder layer 1, over the numbers-only dates among
-    the first 200 test dates, divided by the uniform share. The first prose ('well over its share',
-    every run) and its test (> 1, weaker than the prose) were written from seeds 0-4; held-out seed 5
-    gave 1.01 (native kernels), 1.03 (pinned). Measured under the pin, seeds 0-9: 2.69, 1.84, 1.85,
-    1.86, 2.10, 1.03, 2.70, 2.47, 2.47, 3.59."""
+    """Section 5 ('one and a half times its share or more on average in nine of the ten runs we tried,
+    and about its share in one (seed 5)'): the year's mean share in encoder layer 1, over the
+    numbers-only dates among the first 200 test dates, divided by the uniform share. The first prose
+    ('well over its share', every run) and its test (> 1, weaker than the prose) were written from
+    seeds 0-4; held-out seed 5 gave 1.01 (native kernels), 1.03 (pinned). Measured under the pin,
+    seeds 0-9: 2.69, 1.84, 1.85, 1.86, 2.10, 1.03, 2.70, 2.47, 2.47, 3.59; native seeds 0-4: 2.41,
+    1.75, 2.19, 1.92, 1.84, seed 8: 2.03. The threshold that followed, 1.8, was set after all ten
+    seeds had been seen (0.04 above seeds 1-3, and native seed 1 is below it). Now written from seeds
+    0-4 under both kernel sets (lowest 1.75 native, 1.84 pinned): 1.5. On held-out 5-9 it holds at
+    6-9 and fails at 5, which is why the prose says nine of ten and names seed 5 (here between 0.8
+    and 1.25: 'about its share')."""
     means = {seed: _year_mean(seed) for seed in ALL_SEEDS}
-    assert sum(m >= 1.8 for m in means.values()) >= 9, means
+    assert all(means[seed] >= 1.5 for seed in ALL_SEEDS if seed != 5), means
+    assert 0.8 < means[5] < 1.25, means
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
