@@ -14,6 +14,13 @@ def stub(*args):
     raise NotImplementedError
 
 
+@pytest.fixture(autouse=True)
+def fresh_session():
+    """Each test starts as a fresh session: no wrong tries counted yet (notebook 00's exercise 1)."""
+    for key in nb00.WRONG_TRIES:
+        nb00.WRONG_TRIES[key] = 0
+
+
 def assert_not_attempted(capsys, result):
     assert not result
     assert "not attempted yet" in capsys.readouterr().out
@@ -22,6 +29,8 @@ def assert_not_attempted(capsys, result):
 # --- notebook 00 ------------------------------------------------------------------------------
 def test_nb00_alignment(capsys):
     assert_not_attempted(capsys, nb00.check_alignment(None))
+    with pytest.raises(AssertionError, match="Hint: French puts most adjectives after the noun"):
+        nb00.check_alignment([0, 1, 2, 3, 4])  # the first wrong try: a hint only
     with pytest.raises(AssertionError, match="word-for-word order"):
         nb00.check_alignment([0, 1, 2, 3, 4])
     with pytest.raises(AssertionError, match=r"'est' -> 'big', 'grande' -> 'is'"):
@@ -42,6 +51,27 @@ def test_nb00_alignment(capsys):
     assert nb00.check_alignment((0, 2, 1, 3, 4))
     assert nb00.check_alignment([0, 2, 1, 3, 4])
     assert "correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong", [[0, 1, 2, 3, 4], [0, 2, 1, 4, 3], [4, 3, 2, 1, 0]])
+def test_nb00_alignment_hints_first_then_explains(wrong):
+    """The likeliest wrong answer, word-for-word order, must not get the answer on the first try."""
+    messages = []
+    for _ in range(2):
+        with pytest.raises(AssertionError) as caught:
+            nb00.check_alignment(wrong)
+        messages.append(str(caught.value))
+    first, second = messages
+    assert "Hint" in first and "second wrong answer" in first
+    assert "maison blanche" not in first and "house white" not in first and "->" not in first
+    assert "Hint" not in second and ("house white" in second or "->" in second)
+
+
+def test_nb00_alignment_format_errors_do_not_count_as_tries():
+    with pytest.raises(AssertionError, match="list of 5 whole numbers"):
+        nb00.check_alignment(["0", "2", "1", "3", "4"])
+    with pytest.raises(AssertionError, match="Hint"):
+        nb00.check_alignment([0, 1, 2, 3, 4])
 
 
 ORDER_AWARE = {"mean": False, "sum": False, "max": False, "last RNN state": True, "all RNN states": True}
@@ -88,6 +118,9 @@ def test_nb01_dot_attention_accepts_the_right_answer(capsys):
         (lambda q, k, v: (torch.softmax(q @ k.T, dim=0) @ v, torch.softmax(q @ k.T, dim=0)),
          r"expected each row .* got row sums \[.*\]: your weights sum to 1 down each column"),
         (lambda q, k, v: ((q @ k.T) @ v, q @ k.T), r"got row sums \[.*\]: did you apply the softmax"),
+        (lambda q, k, v: (torch.softmax((q @ k.T).flatten(), 0).reshape(3, 5) @ v,
+                          torch.softmax((q @ k.T).flatten(), 0).reshape(3, 5)),
+         r"got row sums \[.*\]: you normalised over all entries of the score matrix at once\. Normalise each row"),
         (lambda q, k, v: right_dot_attention(q / 2, k, v), r"expected largest weight 0\.\d{4}, got 0\.\d{4}: you scaled the scores"),
         (lambda q, k, v: (torch.softmax(q @ k.T, -1) @ v[:, :1], torch.softmax(q @ k.T, -1)),
          r"context should have shape \(Lq, d_v\) = \(3, 2\)"),

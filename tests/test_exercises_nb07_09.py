@@ -1,6 +1,8 @@
 """Each checker of notebooks 07-09: says "not attempted" for the stub, rejects plausible wrong
 answers with a helpful message, accepts a right one."""
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -16,8 +18,8 @@ UNCHANGED = {"add 5 to every feature": True, "multiply every feature by 3": True
 
 @pytest.fixture(autouse=True)
 def fresh_session():
-    """Each test starts as a fresh session: no wrong tries counted yet (notebooks 08 and 09)."""
-    for counts in (nb08.WRONG_TRIES, nb09.WRONG_TRIES):
+    """Each test starts as a fresh session: no wrong tries counted yet (notebooks 07, 08 and 09)."""
+    for counts in (nb07.WRONG_TRIES, nb08.WRONG_TRIES, nb09.WRONG_TRIES):
         for key in counts:
             counts[key] = 0
 
@@ -125,10 +127,10 @@ def test_layer_norm_predictions_are_checked_with_the_learners_function(capsys):
 
 def test_input_gradient(capsys):
     accepts(lambda fn: nb07.check_input_gradient(fn, "pre-LN"), nb07.input_grad_norm, capsys)
-    rejects(lambda fn: nb07.check_input_gradient(fn, "post-LN"), nb07.input_grad_norm,
-            r"you predicted post-LN; measured with 12 layers, post-LN passes 0\.\d{4}")
     rejects(lambda fn: nb07.check_input_gradient(fn, "pre-LN"),
             lambda n, nf: nb07.input_grad_norm(n, not nf), r"returned 0\.\d{4}, the reference")
+    rejects(lambda fn: nb07.check_input_gradient(fn, "pre-LN"),
+            lambda n, nf: nb07.input_grad_norm(n, nf, seeds=(0, 1, 2)), "mean over seeds 0, 1, 2 only")
     rejects(lambda fn: nb07.check_input_gradient(fn, "both"), nb07.input_grad_norm, "must be")
     assert not nb07.check_input_gradient(nb07.input_grad_norm, ...)
     assert "not attempted" in capsys.readouterr().out
@@ -168,13 +170,60 @@ def test_sublayer_connection_other_mistakes_get_a_sentence_not_an_assert_close_d
     assert "Mismatched elements" not in message and "Greatest absolute difference" not in message
 
 
+def test_input_gradient_hints_first_then_shows_the_measurement():
+    first, second = first_and_second_try(lambda p: nb07.check_input_gradient(nb07.input_grad_norm, p), "post-LN")
+    assert "hint" in first and "second wrong answer" in first and "0." not in first
+    assert re.search(r"mean over seeds 0-9\), post-LN passes 0\.\d{4} to the input and pre-LN 0\.\d{4}", second)
+
+
+def test_input_gradient_prediction_is_decided_by_ten_seeds():
+    """Seeds 0-9 at 12 layers, d_model 32: pre-LN passes more (three-seed averages can flip)."""
+    assert nb07.input_grad_norm(12, True) > nb07.input_grad_norm(12, False)
+
+
+def test_layer_norm_predictions_hint_first_then_show_how_far_the_output_moved():
+    wrong = {**UNCHANGED, "add 5 to every feature": False}
+    first, second = first_and_second_try(lambda u: nb07.check_layer_norm(ln, u), wrong)
+    assert "hint: what does subtracting the token's mean do" in first and "second wrong answer" in first
+    assert "moved by" not in first
+    assert re.search(r"'add 5 to every feature': you said changed; your layer_norm's output moved by up "
+                     r"to 0\.\d{4} \(subtracting the token's mean", second)
+
+
+RIGHT_WIDTH = {"a": True, "b": False, "c": True}
+
+
 def test_width_64(capsys):
-    accepts(nb07.check_width_64, {"a": True, "b": False, "c": True}, capsys)
-    rejects(nb07.check_width_64, {"a": True, "b": True, "c": True},
-            r"(?s)1 of 3 predictions are wrong .*\(b\) post-LN's top layer .* you said True, measured False "
-            r"\(post-LN top 0\.\d{4}, bottom 0\.\d{4}\)")
-    rejects(nb07.check_width_64, {"a": False, "b": False, "c": False}, "2 of 3 predictions")
-    rejects(nb07.check_width_64, {"a": "yes", "b": False, "c": True}, "True or False")
+    accepts(lambda a: nb07.check_width_64(a, {"b"}), RIGHT_WIDTH, capsys)
+    accepts(lambda a: nb07.check_width_64(a, ["b"]), RIGHT_WIDTH, capsys)
+    check = nb07.check_width_64
+    rejects(check, {"a": True, "b": True, "c": True}, r"(?s)1 of 3 predictions are wrong.*\(b\) post-LN's top")
+    rejects(check, {"a": False, "b": False, "c": False}, "2 of 3 predictions")
+    rejects(check, {"a": "yes", "b": False, "c": True}, "True or False")
+    rejects(lambda a: check(a, "b"), RIGHT_WIDTH, "give a set of letters")
+    rejects(lambda a: check(a, {"d"}), RIGHT_WIDTH, "the letters are")
+
+
+def test_width_64_second_part_is_still_to_come_once_a_b_c_are_right(capsys):
+    assert not nb07.check_width_64(RIGHT_WIDTH)
+    assert not nb07.check_width_64(RIGHT_WIDTH, ...)
+    out = capsys.readouterr().out
+    assert "not attempted" not in out and out.count("(a)-(c) are right for seeds 0, 1, 2. Now run seeds 3, 4, 5") == 2
+
+
+def test_width_64_hints_first_then_shows_the_measurement():
+    first, second = first_and_second_try(nb07.check_width_64, {"a": True, "b": True, "c": True})
+    assert "hint: section 7 warned" in first and "second wrong answer" in first and "0." not in first
+    assert re.search(r"\(b\) post-LN's top .* you said True, measured False \(post-LN top 0\.\d{4}, "
+                     r"bottom 0\.\d{4}\)", second)
+
+
+@pytest.mark.parametrize("changes", [set(), {"a", "b"}, {"c"}])
+def test_width_64_seeds_3_4_5_hint_first_then_the_measurement(changes):
+    first, second = first_and_second_try(lambda c: nb07.check_width_64(RIGHT_WIDTH, c), changes)
+    assert "hint: run layer_grad_norms" in first and "second wrong answer" in first and "0." not in first
+    assert "measured, ['b'] change" in second
+    assert re.search(r"\(b\) seeds 0-2: False \(post-LN top 0\.\d{4}, bottom 0\.\d{4}\); seeds 3-5: True", second)
 
 
 # --- nb08 ---

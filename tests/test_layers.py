@@ -248,10 +248,11 @@ def test_grad_norm_view_and_widget():
     assert "3-layer" in fig.axes[0].get_title()
     plt.close(fig)
     assert grad_norm_view(0).startswith("Cannot draw this: depth must be")
-    assert "1..24" in grad_norm_view("six")
+    assert grad_norm_view(1).startswith("Cannot draw this: depth must be")  # top and bottom: one layer
+    assert "2..24" in grad_norm_view("six")
     w = grad_norm_widget(2)
     slider = w.children[0]
-    assert (slider.min, slider.max, slider.value) == (1, 16, 2)
+    assert (slider.min, slider.max, slider.value) == (2, 16, 2)
     slider.value = 3  # the callback redraws without error
     plt.close("all")
 

@@ -6,7 +6,11 @@ import operator
 
 from ._common import checker
 
-__all__ = ["SUMMARIES", "check_alignment", "check_order_aware"]
+__all__ = ["SUMMARIES", "WRONG_TRIES", "check_alignment", "check_order_aware"]
+
+# Exercise 1 asks for a prediction: a first wrong answer gets a hint, from the second on the
+# explanation as well (``WRONG_TRIES`` counts them in this session).
+WRONG_TRIES = {"alignment": 0}
 
 # "the white house is big" -> "la maison blanche est grande"
 _ENGLISH = ["the", "white", "house", "is", "big"]
@@ -31,6 +35,13 @@ def check_alignment(answer) -> None:
         assert 0 <= j < len(_ENGLISH), (
             f"expected indices from 0 to {len(_ENGLISH) - 1} (the English sentence), got {j} "
             f"for {_FRENCH[i]!r}")
+    if answer == _ALIGNMENT:
+        return
+    WRONG_TRIES["alignment"] += 1
+    if WRONG_TRIES["alignment"] == 1:  # the first wrong try: a hint, not yet the answer
+        raise AssertionError(
+            f"you give {answer}, but that is not how the two sentences pair up. Hint: French puts most "
+            "adjectives after the noun. Try again; a second wrong answer shows the explanation.")
     if answer == list(range(len(_FRENCH))):
         raise AssertionError(
             f"you give word-for-word order {answer}, but French puts this adjective after the "

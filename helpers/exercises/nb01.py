@@ -41,6 +41,12 @@ def check_dot_attention(fn) -> None:
             f"expected each row (one query) to sum to 1, got row sums "
             f"{[round(v, 4) for v in weights.sum(-1).tolist()]}: your weights sum to 1 down each "
             "column. Normalise over the keys (the last dimension, dim=-1)")
+    if torch.allclose(weights.double().sum(), torch.tensor(1.0, dtype=torch.float64), atol=1e-4) and torch.allclose(
+            weights, torch.softmax((q @ k.T).flatten(), dim=0).reshape(3, 5), atol=1e-5):
+        raise AssertionError(
+            f"expected each row (one query) to sum to 1, got row sums "
+            f"{[round(v, 4) for v in weights.sum(-1).tolist()]}: you normalised over all entries of the score "
+            "matrix at once. Normalise each row on its own (the keys, the last dimension: dim=-1)")
     if not torch.allclose(weights.sum(-1), torch.ones(3), atol=1e-4):
         raise AssertionError(
             f"expected each row of weights to sum to 1, got row sums "

@@ -9,8 +9,19 @@ from torch import nn
 from ..efficient import ops_called
 from ._common import NotAttempted, call, checker
 
-__all__ = ["INVARIANCES", "WIDTH_STATEMENTS", "check_input_gradient", "check_layer_norm",
+__all__ = ["INVARIANCES", "WIDTH_STATEMENTS", "WRONG_TRIES", "check_input_gradient", "check_layer_norm",
            "check_sublayer_connection", "check_width_64", "input_grad_norm", "width_64_norms"]
+
+# Exercises 1, 3 and 4 ask for predictions: a first wrong answer gets a hint, from the second on the
+# measurements as well (``WRONG_TRIES`` counts them in this session).
+WRONG_TRIES = {"invariances": 0, "input_gradient": 0, "width_64": 0, "seeds_3_4_5": 0}
+
+
+def _wrong_try(exercise: str) -> bool:
+    """Count a wrong answer; True for the first one (a hint only, not yet the answer)."""
+    WRONG_TRIES[exercise] += 1
+    return WRONG_TRIES[exercise] == 1
+
 
 # Library normalisations the exercise forbids, by the operator they run.
 _LIBRARY_NORMS = ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm")
@@ -129,22 +140,36 @@ def _check_invariances(fn, unchanged_by) -> None:
     x, changed = _invariance_inputs()
     ones, zeros = torch.ones(6), torch.zeros(6)
     base = fn(x, ones, zeros, 1e-5)
-    lines = []
-    for change, x2 in changed.items():
-        moved = _max_diff(fn(x2, ones, zeros, 1e-5), base)
-        measured = moved < 1e-4
-        if unchanged_by[change] != measured:
-            why = {"add 5 to every feature": "subtracting the token's mean removes any shift shared by "
-                                             "all its features",
-                   "multiply every feature by 3": "dividing by the token's standard deviation removes a "
-                                                  "common scale (up to the tiny eps)",
-                   "multiply one feature by 3": "one feature alone changes the mean, the spread and the "
-                                                "direction of the vector"}[change]
-            lines.append(f"{change!r}: you said {'unchanged' if unchanged_by[change] else 'changed'}; "
-                         f"your layer_norm's output moved by up to {moved:.4f} ({why})")
-    if lines:
-        raise AssertionError(f"layer_norm is right, but {len(lines)} of {len(INVARIANCES)} predictions "
-                             "are not:\n" + "\n".join(lines))
+    moved = {change: _max_diff(fn(x2, ones, zeros, 1e-5), base) for change, x2 in changed.items()}
+    wrong = [change for change in INVARIANCES if unchanged_by[change] != (moved[change] < 1e-4)]
+    if not wrong:
+        return
+    said = {change: "unchanged" if unchanged_by[change] else "changed" for change in wrong}
+    if _wrong_try("invariances"):
+        raise AssertionError(f"layer_norm is right, but {len(wrong)} of {len(INVARIANCES)} predictions "
+                             "are not:\n" + "\n".join(f"{change!r}: you said {said[change]}; hint: "
+                                                      f"{_INVARIANCE_HINTS[change]}" for change in wrong)
+                             + "\nTry again; a second wrong answer shows how far your layer_norm's "
+                               "output moved.")
+    raise AssertionError(f"layer_norm is right, but {len(wrong)} of {len(INVARIANCES)} predictions "
+                         "are not:\n" + "\n".join(
+                             f"{change!r}: you said {said[change]}; your layer_norm's output moved by "
+                             f"up to {moved[change]:.4f} ({_INVARIANCE_WHY[change]})" for change in wrong))
+
+
+_INVARIANCE_HINTS = {
+    "add 5 to every feature": "what does subtracting the token's mean do to a shift that every feature shares?",
+    "multiply every feature by 3": "what happens to the mean and to the standard deviation when every "
+                                   "feature is multiplied by the same number?",
+    "multiply one feature by 3": "does the token's mean stay where it was when only one feature changes?",
+}
+_INVARIANCE_WHY = {
+    "add 5 to every feature": "subtracting the token's mean removes any shift shared by all its features",
+    "multiply every feature by 3": "dividing by the token's standard deviation removes a common scale "
+                                   "(up to the tiny eps)",
+    "multiply one feature by 3": "one feature alone changes the mean, the spread and the direction of "
+                                 "the vector",
+}
 
 
 @checker("Exercise 2 (post-LN and pre-LN residual connection)")
@@ -204,9 +229,11 @@ def check_sublayer_connection(fn):
                                "sublayer's input and adds the untouched x")
 
 
-def input_grad_norm(num_layers: int, norm_first: bool, seeds=(0, 1, 2), d_model: int = 32) -> float:
+def input_grad_norm(num_layers: int, norm_first: bool, seeds=tuple(range(10)), d_model: int = 32) -> float:
     """The reference measurement of exercise 3: the norm of the gradient of the loss with respect
-    to the encoder's input, at initialisation (the set-up of section 7), averaged over ``seeds``."""
+    to the encoder's input, at initialisation (the set-up of section 7), averaged over ``seeds``
+    (the exercise's seeds 0-9 unless told: three-seed averages and single seeds can flip the
+    comparison at 12 layers)."""
     from ..layers import Encoder
 
     total = 0.0
@@ -227,17 +254,21 @@ def input_grad_norm(num_layers: int, norm_first: bool, seeds=(0, 1, 2), d_model:
 
 @checker("Exercise 3 (the gradient that reaches the input)")
 def check_input_gradient(fn, prediction):
-    """``fn(num_layers, norm_first)`` -> float, the measurement; ``prediction``: which arrangement,
-    "post-LN" or "pre-LN", passes the larger gradient to the input of a 12-layer stack."""
+    """``fn(num_layers, norm_first)`` -> float, the measurement (mean over seeds 0-9);
+    ``prediction``: which arrangement, "post-LN" or "pre-LN", passes the larger gradient to the
+    input of a 12-layer stack, averaged over seeds 0-9."""
     for n, norm_first in ((2, False), (3, True)):
         got = call(fn, n, norm_first)
         assert isinstance(got, float | int | torch.Tensor), (
             f"input_grad_norm({n}, {norm_first}): return a number, got {type(got).__name__}")
         want = input_grad_norm(n, norm_first)
         if abs(float(got) - want) > 1e-4 * max(1.0, want):
+            three = input_grad_norm(n, norm_first, seeds=(0, 1, 2))
+            seeds = ("; that is the mean over seeds 0, 1, 2 only: average seeds 0 to 9"
+                     if abs(float(got) - three) <= 1e-4 * max(1.0, three) else "")
             raise AssertionError(
                 f"input_grad_norm({n}, norm_first={norm_first}) returned {float(got):.4f}, the "
-                f"reference measures {want:.4f}: use the set-up of section 7 (seeds 0, 1, 2, "
+                f"reference measures {want:.4f}{seeds}: use the set-up of section 7 (seeds 0 to 9, "
                 "Xavier-uniform matrices) and take the norm of the gradient of the input x")
     if prediction is None or prediction is Ellipsis:
         raise NotAttempted
@@ -246,9 +277,14 @@ def check_input_gradient(fn, prediction):
     post, pre = input_grad_norm(12, False), input_grad_norm(12, True)
     larger = "post-LN" if post > pre else "pre-LN"
     if prediction != larger:
-        raise AssertionError(f"you predicted {prediction}; measured with 12 layers, post-LN passes "
-                             f"{post:.4f} to the input and pre-LN {pre:.4f}. Where does each "
-                             "arrangement put a LayerNorm on the identity path?")
+        if _wrong_try("input_gradient"):
+            raise AssertionError(f"you predicted {prediction}; hint: where does each arrangement put a "
+                                 "LayerNorm on the identity path, the path that section 3 showed always "
+                                 "carries the gradient down? Try again; a second wrong answer shows the "
+                                 "measurement.")
+        raise AssertionError(f"you predicted {prediction}; measured with 12 layers (mean over seeds "
+                             f"0-9), post-LN passes {post:.4f} to the input and pre-LN {pre:.4f}. Where "
+                             "does each arrangement put a LayerNorm on the identity path?")
 
 
 # Exercise 4: which statements about section 7's measurement still hold at d_model = 64?
@@ -257,20 +293,41 @@ WIDTH_STATEMENTS = {
     "b": "post-LN's top layer gets a larger gradient than post-LN's bottom layer",
     "c": "pre-LN's top layer gets a smaller gradient than pre-LN's bottom layer",
 }
+_WIDTH_HINTS = {
+    "a": "section 7 found this comparison the same in every width and depth it tried",
+    "b": "section 7 warned that the shape of the post-LN curve changes from run to run: run the "
+         "measurement and compare the two ends of the post-LN curve",
+    "c": "section 7 found this comparison the same in every width and depth it tried",
+}
 
 
-def width_64_norms() -> dict[str, list[float]]:
-    """Section 7's measurement with d_model = 64 (d_ff = 256), 8 layers, seeds 0, 1, 2."""
+def width_64_norms(seeds=(0, 1, 2)) -> dict[str, list[float]]:
+    """Section 7's measurement with d_model = 64 (d_ff = 256), 8 layers, averaged over ``seeds``."""
     from ..layers import layer_grad_norms
 
-    return {name: layer_grad_norms(8, norm_first, d_model=64, d_ff=256)
+    return {name: layer_grad_norms(8, norm_first, d_model=64, d_ff=256, seeds=seeds)
             for name, norm_first in (("post-LN", False), ("pre-LN", True))}
 
 
+def _width_64_statements(seeds) -> dict[str, tuple[bool, str]]:
+    """Whether each of ``WIDTH_STATEMENTS`` holds for ``seeds``, with the numbers that decide it."""
+    norms = width_64_norms(seeds)
+    post, pre = norms["post-LN"], norms["pre-LN"]
+    return {"a": (post[-1] > pre[-1], f"post-LN top {post[-1]:.4f}, pre-LN top {pre[-1]:.4f}"),
+            "b": (post[-1] > post[0], f"post-LN top {post[-1]:.4f}, bottom {post[0]:.4f}"),
+            "c": (pre[-1] < pre[0], f"pre-LN top {pre[-1]:.4f}, bottom {pre[0]:.4f}")}
+
+
+_SEEDS_TO_COME = ("(a)-(c) are right for seeds 0, 1, 2. Now run seeds 3, 4, 5 too and set "
+                  "changes_with_seeds_3_4_5 to the set of letters whose answer changes (set() if "
+                  "none), then run this cell again.")
+
+
 @checker("Exercise 4 (does the picture survive a wider model?)")
-def check_width_64(answers):
+def check_width_64(answers, changes_with_seeds_3_4_5=None):
     """``answers``: {"a": bool, "b": bool, "c": bool}, the learner's prediction of which of
-    ``WIDTH_STATEMENTS`` hold for an 8-layer encoder with d_model = 64."""
+    ``WIDTH_STATEMENTS`` hold for an 8-layer encoder with d_model = 64 (seeds 0, 1, 2);
+    ``changes_with_seeds_3_4_5``: the set of letters whose answer changes with seeds 3, 4, 5."""
     if not isinstance(answers, dict):
         raise AssertionError(f'give a dict {{"a": True or False, "b": ..., "c": ...}}, got '
                              f"{type(answers).__name__}")
@@ -279,14 +336,39 @@ def check_width_64(answers):
     bad = {k: v for k, v in answers.items() if k not in WIDTH_STATEMENTS or not isinstance(v, bool)}
     if bad:
         raise AssertionError(f'the keys are "a", "b", "c" and each answer is True or False; got {bad}')
-    norms = width_64_norms()
-    post, pre = norms["post-LN"], norms["pre-LN"]
-    measured = {"a": (post[-1] > pre[-1], f"post-LN top {post[-1]:.4f}, pre-LN top {pre[-1]:.4f}"),
-                "b": (post[-1] > post[0], f"post-LN top {post[-1]:.4f}, bottom {post[0]:.4f}"),
-                "c": (pre[-1] < pre[0], f"pre-LN top {pre[-1]:.4f}, bottom {pre[0]:.4f}")}
+    measured = _width_64_statements((0, 1, 2))
     wrong = [k for k in WIDTH_STATEMENTS if answers[k] != measured[k][0]]
     if wrong:
+        if _wrong_try("width_64"):
+            raise AssertionError(f"{len(wrong)} of 3 predictions are wrong:\n" + "\n".join(
+                f"({k}) {WIDTH_STATEMENTS[k]}: you said {answers[k]}; hint: {_WIDTH_HINTS[k]}"
+                for k in wrong) + "\nTry again; a second wrong answer shows the measurement.")
         raise AssertionError(f"{len(wrong)} of 3 predictions are wrong (measured at d_model = 64, "
                              "8 layers, seeds 0-2):\n" + "\n".join(
                                  f"({k}) {WIDTH_STATEMENTS[k]}: you said {answers[k]}, measured "
                                  f"{measured[k][0]} ({measured[k][1]})" for k in wrong))
+    _check_seeds_3_4_5(changes_with_seeds_3_4_5, measured)
+
+
+def _check_seeds_3_4_5(changes, measured) -> None:
+    if changes is None or changes is Ellipsis:
+        raise NotAttempted(_SEEDS_TO_COME)
+    if isinstance(changes, str) or not isinstance(changes, set | frozenset | list | tuple):
+        raise AssertionError(f'changes_with_seeds_3_4_5: give a set of letters such as {{"a"}} (or set() '
+                             f"for none), got {changes!r}")
+    given = set(changes)
+    if not given <= set(WIDTH_STATEMENTS):
+        raise AssertionError(f'changes_with_seeds_3_4_5: the letters are "a", "b", "c"; got {sorted(given)}')
+    later = _width_64_statements((3, 4, 5))
+    changed = {k for k in WIDTH_STATEMENTS if later[k][0] != measured[k][0]}
+    if given == changed:
+        return
+    if _wrong_try("seeds_3_4_5"):
+        raise AssertionError(f"(a)-(c) are right, but you said {sorted(given)} change with seeds 3, 4, 5; "
+                             "hint: run layer_grad_norms(8, norm_first, d_model=64, d_ff=256, "
+                             "seeds=(3, 4, 5)) for both arrangements and compare each statement with "
+                             "seeds 0, 1, 2. Try again; a second wrong answer shows the measurement.")
+    raise AssertionError(f"(a)-(c) are right, but you said {sorted(given)} change with seeds 3, 4, 5; "
+                         f"measured, {sorted(changed)} change:\n" + "\n".join(
+                             f"({k}) seeds 0-2: {measured[k][0]} ({measured[k][1]}); seeds 3-5: "
+                             f"{later[k][0]} ({later[k][1]})" for k in WIDTH_STATEMENTS))

@@ -3,8 +3,8 @@
 Section 7 (gradients at initialisation, ``helpers.layers.layer_grad_norms``, the notebook's own
 measurement) claims three findings "in every seed, width and depth we tried": post-LN's top layer
 gets more gradient than pre-LN's; pre-LN's top layer gets less than its bottom layer; pre-LN's
-top-layer gradient gets smaller each time the stack doubles (2 -> 4 -> 8 -> 16 layers, for three-seed
-averages), though not at every added layer (it rises at some single steps), and for single seeds 8 and
+top-layer gradient gets smaller each time the stack doubles (2 -> 4 -> 8 -> 16 layers, for ten-seed
+averages; for the notebook's three seeds 0-2 too, which its cells print), though not at every added layer (it rises at some single steps), and for single seeds 8 and
 16 layers give less than 2 in most seeds, not all. It also says the *shape* of the post-LN curve is
 not stable (exercise 4): that caution is checked too. Section 3 (residual connections) and exercises 3
 and 4 have their own tests below.
@@ -191,7 +191,7 @@ def test_twelve_plain_sublayers_vanish_each_shrinks_and_the_residual_stack_keeps
 @functools.cache
 def nb07():
     return notebook_definitions("07_encoder", "words", "src", "d_model", "d_ff", "embed", "pos", "x", "FeedForward",
-                                "grad_norms", "he_init", "he_ratios", "residual_factors")
+                                "grad_norms", "he_init", "he_ratios", "residual_factors", "residual_ratio")
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
@@ -217,6 +217,13 @@ def test_no_he_initialised_residual_sublayer_shrinks_the_gradient_beyond_the_not
     assert min(factors.values()) > 1, {s: f for s, f in factors.items() if f <= 1}
 
 
+def test_the_notebooks_residual_ratio_at_12_sublayers_stays_within_half_and_twice_g_beyond_its_ten_draws():
+    """The notebook prints its own residual_ratio for seeds 0-9 (12 sublayers between 0.5 and 2 x |g|,
+    24 past 2 x |g| in some draws); seeds 10-39 held out (a reader measured 1.20-1.57 over 0-39)."""
+    ratios = {seed: nb07()["residual_ratio"](seed, 12) for seed in range(10, 40)}
+    assert all(0.5 < r < 2 for r in ratios.values()), ratios
+
+
 def test_the_order_of_g_is_scoped_to_twelve_sublayers_deeper_stacks_pass_2g():
     """The notebook says deeper stacks of these sublayers let it grow past 2g (24: seeds 0-9)."""
     ratios = [residual_and_plain(seed, 24)[1][0] / residual_and_plain(seed, 24)[2] for seed in range(10)]
@@ -225,19 +232,33 @@ def test_the_order_of_g_is_scoped_to_twelve_sublayers_deeper_stacks_pass_2g():
 
 # --- exercise 3: the gradient that reaches the input -------------------------------------------
 
+@functools.cache
+def input_norm(depth: int, norm_first: bool, width: int, seed: int) -> float:
+    return input_grad_norm(depth, norm_first, seeds=(seed,), d_model=width)
+
+
+def input_averaged(depth: int, norm_first: bool, width: int, seeds) -> float:
+    return sum(input_norm(depth, norm_first, width, s) for s in seeds) / len(seeds)
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("seeds", TRIPLES)
-def test_pre_ln_passes_the_larger_input_gradient_at_8_12_16_layers(width, seeds):
-    """The checker's answer ("pre-LN", 12 layers) and the solution's statements: post-LN's input
-    gradient shrinks from 2 to 12 layers, pre-LN keeps more of it."""
-    g = {(n, nf): input_grad_norm(n, nf, seeds=seeds, d_model=width) for n in (2, 8, 12, 16)
-         for nf in (False, True)}
+@pytest.mark.parametrize("block", range(4))
+def test_pre_ln_passes_the_larger_input_gradient_at_8_12_16_layers_for_ten_seed_averages(width, block):
+    """The checker's answer ("pre-LN", 12 layers, seeds 0-9) and the solution's statements, for
+    ten-seed averages: pre-LN passes more at 8, 12 and 16 layers; post-LN's input gradient shrinks
+    from 2 to 12 layers; pre-LN keeps more of it. Block 0 (seeds 0-9) is the exercise's; blocks
+    10-19, 20-29 and 30-39 held out (a reader measured them all before the claim was re-scoped:
+    narrowest, d_model 32 seeds 10-19 at 12 layers, post-LN 0.0242 vs pre-LN 0.0245)."""
+    seeds = range(10 * block, 10 * block + 10)
+    g = {(n, nf): input_averaged(n, nf, width, seeds) for n in (2, 8, 12, 16) for nf in (False, True)}
     assert all(g[n, True] > g[n, False] for n in (8, 12, 16)), g
     assert g[12, False] < g[2, False]
     assert g[12, True] / g[2, True] > g[12, False] / g[2, False]
 
 
-def test_pre_ln_passes_more_at_12_layers_for_single_seeds_too():
-    for width in WIDTHS:
-        for seed in range(6):
-            assert input_grad_norm(12, True, (seed,), width) > input_grad_norm(12, False, (seed,), width)
+def test_three_seed_averages_and_single_seeds_can_flip_the_input_gradient_comparison():
+    """What the solution says and prints: at 12 layers, d_model 32, the triple 10-12 (post-LN 0.0300,
+    pre-LN 0.0263) and seed 12 alone (post-LN 0.0614, pre-LN 0.0342) give post-LN the larger input
+    gradient."""
+    assert input_averaged(12, False, 32, (10, 11, 12)) > input_averaged(12, True, 32, (10, 11, 12))
+    assert input_norm(12, False, 32, 12) > input_norm(12, True, 32, 12)

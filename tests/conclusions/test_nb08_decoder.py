@@ -1,9 +1,11 @@
 """Notebook 08's conclusions, re-checked where they could break.
 
 Section 7 trains a one-layer encoder-decoder for 300 steps to reverse strings of 6 distinct letters
-and claims, "in every run we tried (other seeds, strings of 7 letters)": the loss falls from above 2
-to below 0.05, at least 95 % of the next letters are right on strings never trained on, and at least
-80 % of the cross-attention peaks (mean of heads) fall on the anti-diagonal. The refuting control of
+and claims, in every run tried (ten seeds): the loss falls from above 2 to below 0.05, at least 95 %
+of the next letters are right on strings never trained on, and at least 80 % of the cross-attention
+peaks (mean of heads) fall on the anti-diagonal; with strings of 7 letters, the first two and "the
+most common peak at every output position is the mirrored one", with the share below 80 % in one
+of the ten seeds. The refuting control of
 "the anti-diagonal is the algorithm": the same model trained to copy puts its peaks on the diagonal
 and not on the anti-diagonal (and exercise 4's rotation puts them on a shifted diagonal). Section 6
 claims that untrained, averaged over the heads, no source token gets half of a row's weight.
@@ -17,7 +19,12 @@ letters right), one-hot rows shifted by one (<= 5 % right, and >= 95 % of the ti
 letter it was made to read) and uniform rows (15-35 % right; at output positions 0-4 at least 95 %
 of the letters written are letters of the source string: a second read measured 99-100 % there at
 seeds 0-2, and 0.58 / 0.16 / 0.82 at the last position, which the prose leaves out). Written from
-seeds 0-4, checked unchanged on held-out seeds 5-9. Strings of 7 letters: seeds 0, 1, 2 and 5.
+seeds 0-4, checked unchanged on held-out seeds 5-9. Strings of 7 letters, seeds 0-9: the model
+reverses and the most common peak at each output position is the mirrored one in every seed, but
+the share of peaks on the anti-diagonal fell to 0.6307 at seed 9 (a reader's check of the old claim
+"at least 80 % ... in every run we tried (other seeds, strings of 7 letters)", which had been tested
+at 7 letters only at seeds 0, 1, 2, 5): the notebook now claims the share at 6 letters only. The
+modal-peak statement was written after seeing seed 9.
 """
 
 from __future__ import annotations
@@ -92,12 +99,26 @@ def written_with(r: dict, pattern: torch.Tensor, ls: int = 6) -> torch.Tensor:
     return logits[:, :ls].argmax(-1)
 
 
-@pytest.mark.parametrize(("seed", "ls"), [*((s, 6) for s in range(10)), (0, 7), (1, 7), (2, 7), (5, 7)])
+@pytest.mark.parametrize(("seed", "ls"), [*((s, 6) for s in range(10)), *((s, 7) for s in range(10))])
 def test_the_reversal_is_learned_by_reading_the_mirrored_position(seed, ls):
+    """At 6 letters the notebook's two claims (>= 95 % right, >= 80 % of the peaks on the
+    anti-diagonal) in all ten seeds. At 7 letters the model reverses in all ten seeds and the most
+    common peak at every output position is the mirrored one, but the share is claimed only at 6
+    letters: 7 letters, seed 9 gave 0.6307 (per position 0.54-0.75)."""
     r = train_and_measure("reverse", seed, ls)
     assert r["loss"][0] > 2.0 and r["loss"][-1] < 0.05, r["loss"]
     assert r["accuracy"] >= 0.95, r
-    assert r["share"] >= 0.8, r
+    peaks = r["model"].decoder.layers[-1].cross_attn.attn_weights.mean(1)[:, :ls].argmax(-1)  # (200, ls)
+    assert peaks.mode(0).values.tolist() == reads("reverse", ls).tolist(), peaks.mode(0).values
+    if ls == 6:
+        assert r["share"] >= 0.8, r
+
+
+def test_at_7_letters_the_share_on_the_anti_diagonal_fell_below_80_percent_in_one_of_ten_seeds():
+    """What the notebook says about strings of 7 letters (measured 0.9557, 0.9200, 0.9821, 0.9536,
+    0.9729, 0.9436, 0.9664, 1.0000, 0.8971, 0.6307 at seeds 0-9)."""
+    shares = [train_and_measure("reverse", seed, 7)["share"] for seed in range(10)]
+    assert sum(s < 0.8 for s in shares) == 1, shares
 
 
 @pytest.mark.parametrize("seed", range(10))
