@@ -129,13 +129,33 @@ def tensor_digest(*tensors: torch.Tensor) -> str:
     return h.hexdigest()[:20]
 
 
+_SETTING_TYPES = (bool, int, float, str, type(None))
+
+
+def module_settings(model: nn.Module) -> list:
+    """Each submodule's name, class and plain settings: its public attributes that are numbers,
+    strings, booleans or None, or tuples of them (``num_heads``, ``norm_first``, ``eps``, ...), but
+    not ``training``, which says only which mode it is in. They decide what a module computes as
+    much as its weights do, and ``repr`` leaves many of them out: two attention layers with one
+    head and with four have the same weights and the same ``repr``."""
+    def plain(v):
+        return isinstance(v, _SETTING_TYPES) or (isinstance(v, tuple) and all(map(plain, v)))
+
+    return [(name, type(m).__qualname__,
+             {k: v for k, v in sorted(vars(m).items()) if not k.startswith("_") and k != "training"
+              and plain(v)})
+            for name, m in model.named_modules()]
+
+
 def module_digest(model: nn.Module) -> str:
     """A short hash of everything a module computes with before training: its structure (the
-    modules it is built from, as ``repr`` lists them), its parameters and persistent buffers
-    (``state_dict``) and its other buffers (a positional-encoding table, say). Two models that
-    differ in any of these get different cache entries, even when their ``state_dict``s match
-    (a model whose positions were replaced by an ``nn.Identity()`` has the same weights)."""
+    modules it is built from, as ``repr`` lists them, and their settings: ``module_settings``),
+    its parameters and persistent buffers (``state_dict``) and its other buffers (a
+    positional-encoding table, say). Two models that differ in any of these get different cache
+    entries, even when their ``state_dict``s match (a model whose positions were replaced by an
+    ``nn.Identity()``, or whose attention has one head instead of four, has the same weights)."""
     h = hashlib.sha256(repr(model).encode())
+    h.update(json.dumps(module_settings(model), default=repr).encode())
     h.update(tensor_digest(*model.state_dict().values()).encode())
     h.update(tensor_digest(*(b for _, b in model.named_buffers())).encode())
     return h.hexdigest()[:20]

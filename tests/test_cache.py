@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from helpers.cache import load_or_train, tensor_digest, train_once
+from helpers.cache import load_or_train, module_digest, module_settings, tensor_digest, train_once
 from helpers.training import train_induction_model
 
 
@@ -92,6 +92,44 @@ def test_models_with_the_same_weights_but_not_the_same_function_train_apart(othe
     again = Scaled(1.0)
     _, hist = load_or_train("scaled", again, _train(again, calls=calls), {"steps": 5})
     assert hist["cached"] is True and len(calls) == 2
+
+
+class Heads(nn.Module):
+    """Weights that do not depend on the number of heads (as in multi-head attention)."""
+
+    def __init__(self, num_heads: int):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(3, 2)
+        self.num_heads = num_heads
+
+    def forward(self, x):  # (B, 3) -> (B, 2): a softmax over each head's share of the outputs
+        return self.lin(x).unflatten(-1, (self.num_heads, -1)).softmax(-1).flatten(-2)
+
+
+def test_models_that_differ_only_in_a_setting_train_apart():
+    """One head or two: the same weights and the same repr, another function."""
+    one, two = Heads(1), Heads(2)
+    assert repr(one) == repr(two) and all(torch.equal(a, b) for a, b in
+                                          zip(one.state_dict().values(), two.state_dict().values(), strict=True))
+    assert module_digest(one) != module_digest(two)
+    calls = []
+    load_or_train("heads", one, _train(one, calls=calls), {"steps": 5})
+    _, hist = load_or_train("heads", two, _train(two, calls=calls), {"steps": 5})
+    assert hist["cached"] is False and len(calls) == 2
+
+
+def test_the_translator_with_one_head_is_not_the_translator_with_four():
+    from helpers.translator import make_translator
+
+    assert module_digest(make_translator(20, num_heads=1)) != module_digest(make_translator(20))
+    assert module_digest(make_translator(20)) == module_digest(make_translator(20))
+
+
+def test_a_modules_mode_is_not_a_setting():
+    m = Heads(1)
+    assert module_digest(m) == module_digest(Heads(1).eval())
+    assert all("training" not in settings for _, _, settings in module_settings(m))
 
 
 def test_no_cache_never_writes(tmp_path):
