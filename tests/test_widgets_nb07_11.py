@@ -15,12 +15,17 @@ def tick_texts(fig):
     return [t.get_text() for t, v in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True) if lo <= v <= hi]
 
 
-@pytest.mark.parametrize("depth", [1, 2, 4, 7, 16])
+@pytest.mark.parametrize("depth", [2, 4, 7, 16])
 def test_the_gradient_widget_ticks_every_layer_with_a_whole_number(depth):
     fig = grad_norm_view(depth)
     assert tick_texts(fig) == [str(i) for i in range(1, depth + 1)]
     assert fig.axes[0].get_ylabel() == r"$\|\nabla W_2\|$ (feed-forward)"
     plt.close(fig)
+
+
+def test_one_layer_is_refused_with_a_message():
+    """With one layer the top and the bottom layer that the widget compares are the same layer."""
+    assert grad_norm_view(1) == "Cannot draw this: depth must be a whole number of layers in 2..24, got 1"
 
 
 def test_depths_are_ticked_where_they_were_measured():
