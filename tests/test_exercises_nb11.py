@@ -2,6 +2,7 @@
 answers with a helpful message and accepts a right answer."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,22 @@ from helpers.exercises import nb11
 
 def stub(*args):
     raise NotImplementedError
+
+
+@pytest.fixture(autouse=True)
+def fresh_session(monkeypatch):
+    """Each test starts with no wrong tries counted (exercise 3 shows its answers from the second)."""
+    monkeypatch.setitem(nb11.WRONG_TRIES, "kv_cache_bytes", 0)
+
+
+def two_tries(fn):
+    """The messages of two wrong answers in a row to exercise 3: a hint, then the expected counts."""
+    messages = []
+    for _ in range(2):
+        with pytest.raises(AssertionError) as err:
+            nb11.check_kv_cache_bytes(fn)
+        messages.append(str(err.value))
+    return messages
 
 
 # ---------------------------------------------------------------- exercise 1
@@ -40,7 +57,7 @@ def test_merge_softmax_stats(capsys):
         nb11.check_merge_softmax_stats(merge_rescale_only_first)
     with pytest.raises(AssertionError, match="larger of the two maxima"):
         nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: (torch.minimum(m1, m2), l1))
-    with pytest.raises(AssertionError, match="return a tuple"):
+    with pytest.raises(AssertionError, match="return a pair"):
         nb11.check_merge_softmax_stats(lambda m1, l1, m2, l2: m1)
     assert nb11.check_merge_softmax_stats(merge_right)
     assert "correct" in capsys.readouterr().out
@@ -186,16 +203,17 @@ def test_kv_cache_bytes(capsys):
     ],
 )
 def test_kv_cache_bytes_names_the_slip(wrong, hint):
-    with pytest.raises(AssertionError, match=r"kv_cache_bytes\(\d+, \d+, \d+, \d+, \d\): expected [\d,]+, got [\d,]+") as err:
-        nb11.check_kv_cache_bytes(wrong)
-    assert hint in str(err.value)
-    assert "2 x layers" not in str(err.value)  # the message does not give the formula away
+    first, second = two_tries(wrong)
+    assert hint in first and ": expected" not in first and "a second wrong answer shows" in first
+    assert re.search(r"kv_cache_bytes\(\d+, \d+, \d+, \d+, \d\): expected [\d,]+, got [\d,]+", second)
+    assert hint in second
+    assert "2 x layers" not in first + second  # the messages do not give the formula away
 
 
 def test_kv_cache_bytes_other_wrong_answers():
-    with pytest.raises(AssertionError, match="expected 262,144, got 7") as err:
-        nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: 7)
-    assert "Hint" not in str(err.value)
+    first, second = two_tries(lambda n, b, t, d, nb: 7)
+    assert "kv_cache_bytes(2, 1, 128, 128, 4) returned 7" in first and "262,144" not in first
+    assert "expected 262,144, got 7" in second and "Hint" not in first + second
     with pytest.raises(AssertionError, match="expected a number of bytes .* got str"):
         nb11.check_kv_cache_bytes(lambda n, b, t, d, nb: "many")
 
@@ -322,11 +340,50 @@ def test_attention_step_softmax_over_the_batch_or_the_heads_is_named_at_step_0(d
     [
         (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 2**20, "count in MiB"),
         (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e6, "count in megabytes"),
+        (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 2**30, "count in GiB"),
+        (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e9, "count in gigabytes"),
+        (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 2**10, "count in KiB"),
+        (lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e3, "count in kilobytes"),
         (lambda n, b, t, d, nb: 2 * n * b * t * d * nb * 8, "that counts bits"),
         (lambda n, b, t, d, nb: 2 * n * b * (t + 1) * d * nb, "not seq_len + 1"),
     ],
 )
 def test_kv_cache_bytes_other_units_and_one_token_more_are_named(wrong, hint):
-    with pytest.raises(AssertionError, match=r"kv_cache_bytes\(2, 1, 128, 128, 4\): expected 262,144") as err:
-        nb11.check_kv_cache_bytes(wrong)
-    assert hint in str(err.value)
+    first, second = two_tries(wrong)
+    assert hint in first and ": expected" not in first
+    assert "kv_cache_bytes(2, 1, 128, 128, 4): expected 262,144" in second and hint in second
+
+
+def test_kv_cache_bytes_first_wrong_try_hands_out_no_answers():
+    """A first wrong answer gets a hint but none of the three expected counts (a table of them would
+    pass the checker); the second shows all three."""
+    first, second = two_tries(lambda n, b, t, d, nb: 3 * n * b * t * d * nb)
+    for count in ("262,144", "301,989,888", "6,442,450,944"):
+        assert count not in first and count in second
+    assert "Try again; a second wrong answer shows the expected counts" in first
+
+
+def test_merge_softmax_stats_one_max_over_all_rows_is_told_one_per_row():
+    def global_max(m1, l1, m2, l2):
+        m = torch.maximum(m1, m2).max()  # one number: the max over all rows
+        return m, l1 * torch.exp(m1 - m) + l2 * torch.exp(m2 - m)
+
+    with pytest.raises(AssertionError, match=r"m is one number, the largest over all 4 rows.*one max per row"):
+        nb11.check_merge_softmax_stats(global_max)
+
+
+def test_merge_softmax_stats_accepts_a_list_as_the_pair(capsys):
+    assert nb11.check_merge_softmax_stats(lambda *stats: list(merge_right(*stats)))
+    assert "correct!" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="return a pair \\(m, l\\), got list of length 3"):
+        nb11.check_merge_softmax_stats(lambda *stats: [*merge_right(*stats), 0])
+
+
+def test_attention_step_dividing_by_d_k_is_named():
+    def by_d(q_t, k_t, v_t, cache_k, cache_v):
+        k, v = torch.cat([cache_k, k_t], 2), torch.cat([cache_v, v_t], 2)
+        return torch.softmax(q_t @ k.transpose(-2, -1) / q_t.shape[-1], -1) @ v, k, v
+
+    with pytest.raises(AssertionError, match=r"step 1: the scores are divided by d_k = 4; the scale is "
+                                             r"1/sqrt\(d_k\) = 1/2"):
+        nb11.check_attention_step(by_d)

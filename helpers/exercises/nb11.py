@@ -9,7 +9,18 @@ import torch
 
 from ._common import call, checker
 
-__all__ = ["check_attention_step", "check_kv_cache_bytes", "check_merge_softmax_stats"]
+__all__ = ["WRONG_TRIES", "check_attention_step", "check_kv_cache_bytes", "check_merge_softmax_stats"]
+
+# Exercise 3 asks for a count: a first wrong answer gets a hint, from the second on the expected
+# counts as well (``WRONG_TRIES`` counts them in this session), so that a table of the three cases'
+# answers is not handed out at the first try.
+WRONG_TRIES = {"kv_cache_bytes": 0}
+
+
+def _wrong_try(exercise: str) -> bool:
+    """Count a wrong answer; True for the first one (a hint only, not yet the answer)."""
+    WRONG_TRIES[exercise] += 1
+    return WRONG_TRIES[exercise] == 1
 
 
 def _stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -33,8 +44,9 @@ def check_merge_softmax_stats(fn):
                 if "ambiguous" in str(err) else "use element-wise tensor operations (torch.maximum, "
                 "torch.exp), one entry per row")
         raise AssertionError(f"your function raised \"{str(err).rstrip('.')}\": {hint}") from None
-    assert isinstance(got, tuple) and len(got) == 2, (
-        f"return a tuple (m, l), got {type(got).__name__}"
+    assert isinstance(got, (tuple, list)) and len(got) == 2, (
+        f"return a pair (m, l), got {type(got).__name__}"
+        + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else "")
     )
     if any(isinstance(t, tuple) for t in got):  # torch.max(x, dim) returns (values, indices)
         raise AssertionError("m came back as a pair (values, indices): torch.max(..., dim) and .max(dim) "
@@ -46,6 +58,10 @@ def check_merge_softmax_stats(fn):
         raise AssertionError(f"return m and l as tensors, one entry per row; turning yours into tensors "
                              f"raised {type(err).__name__}: {err}") from None
     want_m, want_l = _stats(x)
+    if m.numel() == 1 and m.shape != want_m.shape and torch.isclose(m.reshape(()), want_m.max()):
+        raise AssertionError(f"m is one number, the largest over all {want_m.numel()} rows. Each row is a "
+                             "softmax of its own, so m holds one max per row, like m1 and m2: take the "
+                             "larger of the two row by row, with no max over the rows after it")
     assert m.shape == want_m.shape, f"m should have shape {tuple(want_m.shape)}, got {tuple(m.shape)}"
     assert torch.allclose(m, want_m), "m should be the larger of the two maxima, max(m1, m2)"
     if torch.allclose(l_, l1 + l2):
@@ -147,6 +163,10 @@ def check_attention_step(fn):
         unscaled = torch.softmax(q_i @ new_k.transpose(-2, -1), -1) @ new_v
         if i > 0 and torch.allclose(out, unscaled, atol=1e-5):
             raise AssertionError(f"step {i}: divide the scores by sqrt(d_k) before the softmax")
+        by_d = torch.softmax(q_i @ new_k.transpose(-2, -1) / d, -1) @ new_v
+        if i > 0 and torch.allclose(out, by_d, atol=1e-5):
+            raise AssertionError(f"step {i}: the scores are divided by d_k = {d}; the scale is "
+                                 f"1/sqrt(d_k) = 1/{math.sqrt(d):g}")
         s_i = q_i @ new_k.transpose(-2, -1) / math.sqrt(d)  # (B, h, 1, i + 1)
         # over the batch or the heads; over the single query (all ones) only once there are two keys
         for dim, name in ((0, "the batch"), (1, "the heads"), (2, "the single query"))[: 3 if i > 0 else 2]:
@@ -200,6 +220,14 @@ _KV_SLIPS = (
      "that is the count in MiB: the function returns bytes, so leave out the division by 2**20"),
     ("MB", lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e6,
      "that is the count in megabytes: the function returns bytes, so leave out the division by 10**6"),
+    ("GiB", lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 2**30,
+     "that is the count in GiB: the function returns bytes, so leave out the division by 2**30"),
+    ("GB", lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e9,
+     "that is the count in gigabytes: the function returns bytes, so leave out the division by 10**9"),
+    ("KiB", lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 2**10,
+     "that is the count in KiB: the function returns bytes, so leave out the division by 2**10"),
+    ("kB", lambda n, b, t, d, nb: 2 * n * b * t * d * nb / 1e3,
+     "that is the count in kilobytes: the function returns bytes, so leave out the division by 10**3"),
     ("bits", lambda n, b, t, d, nb: 2 * n * b * t * d * nb * 8,
      "that counts bits: bytes_per_value is already in bytes, so leave out the factor 8"),
     ("one token more", lambda n, b, t, d, nb: 2 * n * b * (t + 1) * d * nb,
@@ -232,9 +260,16 @@ def check_kv_cache_bytes(fn):
                              "int (multiply whole numbers, or use // rather than /)")
     if got == want:
         return
+    hint = next((h for _, slip, h in _KV_SLIPS
+                 if all(math.isclose(g, slip(*c), rel_tol=1e-9) for c, g in zip(cases, got, strict=True))),
+                None)
+    if _wrong_try("kv_cache_bytes"):
+        case, value = next((c, g) for c, w, g in zip(cases, want, got, strict=True) if g != w)
+        raise AssertionError(
+            f"kv_cache_bytes{case} returned {value:,}, not the number of bytes the cache holds. "
+            + (f"Hint: {hint}. " if hint else "Count what each decoder layer keeps for every token of "
+               "every sequence, and how many bytes each value takes. ")
+            + "Try again; a second wrong answer shows the expected counts.")
     report = "; ".join(f"kv_cache_bytes{c}: expected {w:,}, got {g:,}"
                        for c, w, g in zip(cases, want, got, strict=True) if g != w)
-    for _, slip, hint in _KV_SLIPS:
-        if all(math.isclose(g, slip(*c), rel_tol=1e-9) for c, g in zip(cases, got, strict=True)):
-            raise AssertionError(f"{report}. Hint: {hint}")
-    raise AssertionError(report)
+    raise AssertionError(f"{report}. Hint: {hint}" if hint else report)

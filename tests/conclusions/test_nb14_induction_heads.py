@@ -3,9 +3,11 @@
 Runs: the 2-layer attention-only model of notebook 14 at its own setting (800 steps, |V| = 64) at
 seeds 0-4, from which the thresholds were written, and at the held-out seeds 5-9, on which they
 are checked unchanged (``seed_sets``); at the variations its "Try it" suggests (1600 steps;
-|V| = 32) at seeds 0, 1, 2 and held-out 5, 6, 7, and 3200 steps at seeds 0, 1 and held-out 5, 7, 8
-(what holds there: test_after_3200_steps, test_attention_sink_after_3200_steps; seeds 7 and 8 were
-added after outside readers found statements failing there: test_after_3200_steps_across_runs); a
+|V| = 32) at seeds 0, 1, 2 and held-out 5, 6, 7 (|V| = 32 at all ten seeds 0-9: seeds 3, 4, 8 and 9
+were added after an outside reader found the parking control failing at 3 and 8), and 3200 steps
+at seeds 0, 1, held-out 5, 7, 8, and 9, 10 (what holds there: test_after_3200_steps,
+test_attention_sink_after_3200_steps; seeds 7, 8, 9 and 10 were added after outside readers found
+statements failing or counts changing there: test_after_3200_steps_across_runs); a
 1-layer model for each run; the narrower
 model (d_model = 32) at the same six seeds. They train with ``train_induction_model(...,
 cache=True)``, the call the notebook makes, so the notebook's models (seed 0, and seed 1 for its
@@ -40,6 +42,7 @@ from helpers.induction import (
     eigenvalue_positivity,
     full_ov_circuit,
     head_scores,
+    head_writes,
     ov_matrix,
     per_position_loss,
     qk_matrix,
@@ -50,12 +53,13 @@ from helpers.training import train_induction_model
 N = 12  # the evaluation period
 SEEDS = ALL_SEEDS  # thresholds written from seeds 0-4, checked unchanged on the held-out 5-9
 VARIATION_SEEDS = (0, 1, 2, 5, 6, 7)  # three written and three held-out seeds per "Try it" value
+V32_SEEDS = SEEDS  # |V| = 32 at all ten: seeds 3, 4, 8, 9 added after an outside reader found 3 and 8 failing
 VARIATIONS = {"800 steps": {}, "1600 steps": {"steps": 1600}, "|V| = 32": {"vocab_size": 32},
               "3200 steps": {"steps": 3200}}
 RUNS = [(seed, name) for name in ("800 steps", "1600 steps", "|V| = 32")
-        for seed in (SEEDS if name == "800 steps" else VARIATION_SEEDS)]
+        for seed in {"800 steps": SEEDS, "|V| = 32": V32_SEEDS}.get(name, VARIATION_SEEDS)]
 IDS = [f"{seed_id(seed)}, {name}" for seed, name in RUNS]
-LONG_SEEDS = (0, 1, 5, 7, 8)  # "Try it: STEPS = 3200", two written seeds, three held-out (CI time)
+LONG_SEEDS = (0, 1, 5, 7, 8, 9, 10)  # "Try it: STEPS = 3200" (CI time); 9 and 10 added after a reader's check
 LONG_RUNS = [(seed, "3200 steps") for seed in LONG_SEEDS]
 LONG_IDS = [f"{seed_id(seed)}, 3200 steps" for seed in LONG_SEEDS]
 
@@ -97,7 +101,7 @@ def _measure(seed: int, name: str) -> dict:
     m["ov1"] = [full_ov_circuit(model1, 0, h) for h in range(model1.num_heads)]
     random_ids = torch.randint(0, vocab, (256, 2 * N), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
-        model1(random_ids)  # sequences that never repeat: what the 1-layer heads do by position
+        model1(random_ids)  # sequences with no repeated half: what the 1-layer heads do by position
         w1 = model1.patterns()[0].mean(0)  # (h, 2n, 2n)
     m["ind1"] = head_scores(model1, ids, N)["induction"][0]  # (h,)
     m["ind1_random"] = w1.diagonal(offset=-(N - 1), dim1=-2, dim2=-1)[..., 1:].mean(-1)  # (h,)
@@ -153,6 +157,11 @@ def _measure(seed: int, name: str) -> dict:
         m["p_early"], m["p_early_off"] = (
             model(ids[:, :-1], ablate=off).softmax(-1)[:, 3:N - 1].gather(-1, early).mean((0, 1))
             for off in ((), ((1, 0), (1, 1))))  # (4,) each: at positions 3 .. n - 2
+        m["p_early_sink_off"] = model(ids[:, :-1], ablate=((1, sink),)).softmax(-1)[:, 3:N - 1].gather(
+            -1, early).mean((0, 1))  # (4,)
+        w1 = head_writes(model.layers[1], stream1, mask=torch.ones(length, length, dtype=torch.bool).tril())[0]
+        direct = w1[:, :, 3:N - 1] @ model.unembed.weight.T  # (B, h, n - 4, |V|): each head's direct logits
+        m["direct"] = torch.stack([direct[:, h].gather(-1, early).mean((0, 1)) for h in range(2)])  # (h, 4)
     m["write_ratio"] = (writes[0] / writes[1:N].mean()).item()
     m["first_loss"] = per_position_loss(model, ids)[1:N - 1].mean().item()
     m["first_loss_off"] = per_position_loss(model, ids, ablate=[(1, sink)])[1:N - 1].mean().item()
@@ -226,7 +235,7 @@ def test_one_layer_model_does_not_get_there(seed, name):
 
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
 def test_one_layer_model_guesses_the_period_from_positions(seed, name):
-    """Section 3's control: on random sequences that never repeat, the 1-layer model's most
+    """Section 3's control: on random sequences with no repeated half, the 1-layer model's most
     induction-like head still puts more than twice an even spread's weight on t - n + 1."""
     m = _measure(seed, name)
     even = sum(1 / (t + 1) for t in range(N, 2 * N)) / N
@@ -434,7 +443,8 @@ def test_parking_nudges_the_predictions_towards_token_0(seed, name):
     0-4 at 800 steps (token 0 over tokens 1-3: 2.14, 2.20, 2.49, 2.37, 2.22; zeroed 1.01, 1.05,
     0.94, 1.02, 1.03) and |V| = 32 at seeds 0-2 (1.62, 1.99, 2.11; zeroed 1.09, 1.07, 1.10); then
     checked unchanged on held-out seeds 5-9 (2.35, 2.24, 2.66, 2.34, 2.49; zeroed at most 1.07), at
-    |V| = 32 seeds 5-7 (1.79, 1.95, 2.16; zeroed up to 1.15), 1600 steps (2.40 to 3.30) and 3200
+    |V| = 32 seeds 5-7 (1.79, 1.95, 2.16; zeroed up to 1.15; seeds 3, 4, 8, 9 added later: seeds 3
+    and 8 fail, test_parking_nudge_at_vocab_32_in_all_runs_but_two), 1600 steps (2.40 to 3.30) and 3200
     steps (3.00 to 4.20; zeroed 0.82 to 1.07; seed 8, added later: 3.84, zeroed 0.82): all held.
     (Measured outside these tests: |V| = 32,
     seed 9: 1.62, zeroed 1.11.) The old control, "below 1.5/|V| with both zeroed", failed after
@@ -443,13 +453,58 @@ def test_parking_nudges_the_predictions_towards_token_0(seed, name):
     m = _measure(seed, name)
     p, off = m["p_early"], m["p_early_off"]  # (4,): tokens 0..3
     assert p[1:].min() > 1 / m["vocab"]
-    assert p[0] / p[1:].mean() > 1.5
-    assert off[0] / off[1:].mean() < 1.2
+    if name != "|V| = 32":  # at |V| = 32 they fail at seeds 3 and 8: test_parking_nudge_at_vocab_32
+        assert p[0] / p[1:].mean() > 1.5
+        assert off[0] / off[1:].mean() < 1.2
+
+
+def test_parking_nudge_at_vocab_32_in_all_runs_but_two():
+    """The |V| = 32 part of the test above, at seeds 0-9. Seeds 3, 4, 8 and 9 were added after an
+    outside reader found seeds 3 and 8 failing (the statements were written from seeds 0-2 and
+    checked on 5-7): the notebook now says that at |V| = 32 part of token 0's lead survives without
+    layer 1 in two runs of ten. Token 0 over tokens 1-3 is above 1.5 in all runs but seed 3 (1.39);
+    with both layer-1 heads zeroed it is below 1.2 in all runs but seeds 3 (1.31) and 8 (1.28)."""
+    lead, off = {}, {}
+    for seed in V32_SEEDS:
+        m = _measure(seed, "|V| = 32")
+        lead[seed] = (m["p_early"][0] / m["p_early"][1:].mean()).item()
+        off[seed] = (m["p_early_off"][0] / m["p_early_off"][1:].mean()).item()
+    assert [s for s in lead if lead[s] <= 1.5] == [3] and round(lead[3], 2) == 1.39
+    assert [s for s in off if off[s] >= 1.2] == [3, 8]
+    assert (round(off[3], 2), round(off[8], 2)) == (1.31, 1.28)
+
+
+@pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
+def test_sink_head_writes_towards_token_0(seed, name):
+    """Section 8's "its write nudges the first-half predictions towards token 0", tested directly
+    (an outside reader found that zeroing the sink head alone can raise token 0's probability):
+    at first-half positions 3..10, what the sink head adds to the logits directly (its write times
+    the unembedding) is positive on token 0 and larger there than on each of tokens 1-3. A
+    comparison, no threshold; held in every run (800 steps seeds 0-9, |V| = 32 seeds 0-9, 1600 and
+    3200 steps; token 0 from +0.26 at |V| = 32 seed 3 to +1.72)."""
+    direct = _measure(seed, name)["direct"]  # (h, 4): each layer-1 head's direct logit on tokens 0..3
+    sink = _measure(seed, name)["sink"]
+    assert direct[sink, 0] > 0 and direct[sink, 0] > direct[sink, 1:].max()
+
+
+def test_zeroing_the_sink_head_alone_raises_token_0_in_some_runs():
+    """Section 8: zeroing only the sink head raises token 0's probability at first-half positions
+    3..10 in two runs of the tests (1600 steps seed 5: 5.61 -> 5.87/|V|; 3200 steps seed 1: 4.75 ->
+    5.95/|V|); in both, the other layer-1 head adds more to token 0's logit directly than the sink
+    head does."""
+    runs = {(seed, name): _measure(seed, name) for seed, name in RUNS + LONG_RUNS}
+    up = [r for r, m in runs.items() if m["p_early_sink_off"][0] > m["p_early"][0]]
+    assert up == [(5, "1600 steps"), (1, "3200 steps")]
+    for r in up:
+        m = runs[r]
+        assert m["direct"][1 - m["sink"], 0] > m["direct"][m["sink"], 0]
+    assert [(round(runs[r]["p_early"][0].item() * 64, 2), round(runs[r]["p_early_sink_off"][0].item() * 64, 2))
+            for r in up] == [(5.61, 5.87), (4.75, 5.95)]
 
 
 @pytest.mark.parametrize("seed, name", LONG_RUNS, ids=LONG_IDS)
 def test_attention_sink_after_3200_steps(seed, name):
-    """Section 8 after 3200 steps (seeds 0, 1 and held-out 5, 7, 8). What holds: a head parks more
+    """Section 8 after 3200 steps (seeds 0, 1, held-out 5, 7, 8, and 9, 10). What holds: a head parks more
     than 0.35 on position 0 in the first half, its write from position 0 is below 0.7 of the average
     (measured 0.20, 0.20, 0.28, 0.29, 0.43), zeroing it lowers the first-half loss; (less than 0.1
     in the repeated half held at 0, 1, 5, 7 and failed at seed 8, 0.113: test_after_3200_steps_across_runs); the nudge towards token 0 (test_parking_nudges...). What fails in at least one
@@ -543,32 +598,38 @@ def test_after_3200_steps(seed, name, random_scores):
 
 
 def test_after_3200_steps_across_runs(random_scores):
-    """What the notebook says of its five 3200-step runs (seeds 0, 1 and held-out 5, 7, 8), where a
-    statement of the 800- and 1600-step runs holds in some of them only. Seed 8 was added after an
-    outside reader found it breaking statements written from the other four; they are re-scoped, not
-    re-tuned. Section 4: the previous-token head's first-half mean is at least 0.95 in four runs,
-    0.947 at seed 8; from the repeated half it looks back with a mean of 0.29 to 0.94 (above 0.3 in
-    four runs; "mostly not", below 0.3, holds at seed 8 alone). Section 6: at least one layer-1
+    """What the notebook says of its seven 3200-step runs (seeds 0, 1 and held-out 5, 7, 8, then 9
+    and 10), where a statement of the 800- and 1600-step runs holds in some of them only. Seed 8 was
+    added after an outside reader found it breaking statements written from the other four, seeds 9
+    and 10 after another found them going against the counts; the statements are re-scoped, not
+    re-tuned. Section 4: the previous-token head's first-half mean is at least 0.95 in six runs,
+    0.947 at seed 8; from the repeated half it looks back with a mean of 0.24 to 0.94 (above 0.3 in
+    five runs; "mostly not", below 0.3, holds at seeds 8 and 10). Section 6: at least one layer-1
     head's K-composition score is at or below the random pairs' 95th percentile in three runs, just
-    above it (by less than 0.001) at seed 7, and at seed 8 both are above it (0.1377, 0.1740 against
-    0.1316). Section 7: removing the head everywhere costs more than from the keys alone in four
-    runs (all but seed 1; seed 0: +2.71 against +3.88); from the values alone it lowers the loss in
-    two (seeds 0 and 1) and raises it in three. Section 8: the sink head puts less than 0.1 on
-    position 0 from the repeated half in four runs, 0.113 at seed 8; with both layer-1 heads zeroed,
-    token 1 gets more than intact in four runs (all but seed 0), so there the control moves the
-    comparison tokens too."""
+    above it (by less than 0.001) at seed 7, and at seeds 8, 9 and 10 both are above it (0.1377,
+    0.1740; 0.1443, 0.1359; 0.1767, 0.1371 against 0.1316). Section 7: removing the head everywhere
+    costs more than from the keys alone in five runs (all but seeds 1 and 9; seed 0: +2.71 against
+    +3.88; seed 10 by 0.004: +3.2785 against +3.2823); from the values alone it lowers the loss in
+    three (seeds 0, 1 and 9) and raises it in four. Section 8: the sink head puts less than 0.1 on
+    position 0 from the repeated half in six runs, 0.113 at seed 8; with both layer-1 heads zeroed,
+    token 1 gets more than intact in five runs (all but seeds 0 and 10), so there the control moves
+    the comparison tokens too."""
     runs = {seed: _measure(seed, name) for seed, name in LONG_RUNS}
     first = {s: m["by_query"][:N - 1].mean().item() for s, m in runs.items()}
     assert [s for s in first if first[s] < 0.95] == [8] and round(first[8], 3) == 0.947
-    second = [m["by_query"][N - 1:].mean().item() for m in runs.values()]
-    assert (round(min(second), 2), round(max(second), 2)) == (0.29, 0.94)
+    second = {s: m["by_query"][N - 1:].mean().item() for s, m in runs.items()}
+    assert (round(min(second.values()), 2), round(max(second.values()), 2)) == (0.24, 0.94)
+    assert [s for s in second if second[s] < 0.3] == [8, 10]
     q95 = random_scores.quantile(0.95).item()
     low = {s: m["comp"]["keys"][m["p"]].min().item() for s, m in runs.items()}
-    assert [s for s in low if low[s] > q95] == [7, 8] and low[7] < q95 + 0.001
-    assert round(low[8], 4) == 0.1377 and round(q95, 4) == 0.1316
+    assert [s for s in low if low[s] > q95] == [7, 8, 9, 10] and low[7] < q95 + 0.001
+    assert [round(runs[s]["comp"]["keys"][runs[s]["p"]].tolist()[h], 4) for s in (8, 9, 10) for h in (0, 1)] == [
+        0.1377, 0.1740, 0.1443, 0.1359, 0.1767, 0.1371]
+    assert round(q95, 4) == 0.1316
     cost = {s: m["cost"] for s, m in runs.items()}
-    assert [s for s in cost if cost[s]["keys"] >= cost[s]["everywhere"]] == [1]
+    assert [s for s in cost if cost[s]["keys"] >= cost[s]["everywhere"]] == [1, 9]
     assert (round(cost[0]["keys"], 2), round(cost[0]["everywhere"], 2)) == (2.71, 3.88)
-    assert [s for s in cost if cost[s]["values"] < 0] == [0, 1]
+    assert (round(cost[10]["keys"], 4), round(cost[10]["everywhere"], 4)) == (3.2785, 3.2823)
+    assert [s for s in cost if cost[s]["values"] < 0] == [0, 1, 9]
     assert [s for s, m in runs.items() if m["later"] >= 0.1] == [8] and round(runs[8]["later"], 3) == 0.113
-    assert [s for s, m in runs.items() if m["p_early_off"][1] > m["p_early"][1]] == [1, 5, 7, 8]
+    assert [s for s, m in runs.items() if m["p_early_off"][1] > m["p_early"][1]] == [1, 5, 7, 8, 9]
