@@ -8,7 +8,7 @@ samples that parse, and the verb agreement with its controls, at seeds 0-4 and h
 The notebook loads its two date models (seed 0) from the files shipped with the repository
 (``helpers.experiments.SHIPPED_DATE_MODELS``); here every seed is trained from scratch with the
 notebook's switch ``retrain=True`` (seed 0 included), and the retrained seed-0 models must make the
-notebook's statements true as the shipped ones do.
+notebook's statements true as the shipped ones do (under the pinned kernels they are the same bits).
 
 Every test trains on one CPU thread (the cache does that), so its numbers do not depend on
 OMP_NUM_THREADS. The dates models take most of the time: 2,000 steps of two models per seed
@@ -33,6 +33,7 @@ from helpers.experiments import (
 from helpers.gpt import sample_sentences
 from helpers.training import collate
 from helpers.widgets import sampling_view
+from tools import numerics
 
 SEEDS = (0, 1, 2)  # the language model's loss and sampling (sections 4 and 7)
 DATE_SEEDS = (0, 1, 2, 5, 6, 7)  # section 2: written from 0-2, held out 5-7 (the runs it was checked on)
@@ -80,8 +81,9 @@ def test_the_retrained_seed_0_models_say_what_the_shipped_ones_say(date_flops):
     """The notebook's switch ``RETRAIN = True`` (``retrain=True``) trains both date models with the
     recipe the shipped files record; the retrained models make every statement of the notebook's
     section 2 true, as the shipped ones do: the same claims, computed by the same function, on
-    both histories. (On the machine and torch version that trained the shipped files, the
-    accuracies were identical; another CPU may round differently, so equality is not asserted.)"""
+    both histories. The shipped files were trained by tools/ship_date_models.py under the pinned
+    kernels this suite uses (tools/numerics.py), so on an x86-64 CPU the retraining reproduces them:
+    the histories (accuracies and losses) are identical."""
     shipped = train_date_models(seed=0, device="cpu")
     assert shipped["gpt"][1]["shipped"] and shipped["encdec"][1]["shipped"]
     steps, ed, dg = _date_run(0)
@@ -91,11 +93,16 @@ def test_the_retrained_seed_0_models_say_what_the_shipped_ones_say(date_flops):
                           "retrained": (ed, dg)}.items():
         claims = notebook_claims(steps, e, d, flops_ed, flops_dg)
         assert all(claims.values()), (label, claims)
-    # the shipped run's coincidence (the notebook says it is one, about the stored run only): both
-    # reach 90 % with the same compute within 1 %; the seed-0 models retrained under the suite's
-    # pinned kernels are 43 % apart
+    # the shipped run's statement about itself (the notebook: "here the decoder-only model reaches
+    # 90 % with less compute"; at other seeds the order differs, the next tests)
     e, d = shipped["encdec"][1]["acc"], shipped["gpt"][1]["acc"]
-    assert abs(_first(steps, e, 0.9) * flops_ed / (_first(steps, d, 0.9) * flops_dg) - 1) < 0.01
+    assert _first(steps, d, 0.9) * flops_dg < _first(steps, e, 0.9) * flops_ed
+    if numerics.applies():  # pinned kernels: the same bits as the shipped training
+        retrained = train_date_models(seed=0, device="cpu", retrain=True)
+        for kind in ("encdec", "gpt"):
+            strip = ("cached", "shipped")
+            assert ({k: v for k, v in retrained[kind][1].items() if k not in strip}
+                    == {k: v for k, v in shipped[kind][1].items() if k not in strip}), kind
 
 
 def notebook_claims(steps, ed, dg, flops_ed, flops_dg) -> dict[str, bool]:
@@ -105,8 +112,9 @@ def notebook_claims(steps, ed, dg, flops_ed, flops_dg) -> dict[str, bool]:
     return {
         "encoder-decoder ahead for the first 300 steps": all(ed[i] > dg[i] for i, s in enumerate(steps) if s <= 300),
         "decoder-only ahead from step 500 on": all(dg[i] > ed[i] for i, s in enumerate(steps) if s >= 500),
-        "decoder-only reaches 99 % first": first(dg, 0.99) < (first(ed, 0.99) or 10**9),
-        "per FLOP the encoder-decoder reaches 30 % first": first(ed, 0.30) * flops_ed < first(dg, 0.30) * flops_dg,
+        "decoder-only reaches 99 % first": (first(dg, 0.99) or 10**9) < (first(ed, 0.99) or 10**9),
+        "per FLOP the encoder-decoder reaches 30 % first":
+            (first(ed, 0.30) or 10**9) * flops_ed < (first(dg, 0.30) or 10**9) * flops_dg,
         "decoder-only >= 99 % after 2,000 steps": dg[-1] >= 0.99,
         "encoder-decoder >= 85 % after 2,000 steps": ed[-1] >= 0.85,
     }
@@ -132,7 +140,8 @@ def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(s
     Exploration (review gpt12): with the decoder-only rows counted at 46 positions (the longest row
     of the whole set) while the encoder-decoder's batches are padded per batch, the encoder-decoder
     reached 90 % first at all three seeds; with the same rule for both (2.58 instead of 2.78
-    GFLOPs per decoder-only step) seed 0 reaches 90 % with 2.582 against 2.589 TFLOPs, i.e. the
+    GFLOPs per decoder-only step) seed 0 (the models then shipped, trained with native kernels)
+    reaches 90 % with 2.582 against 2.589 TFLOPs, i.e. the
     decoder-only model first. 30 %: 0.86 vs 1.03, 0.72 vs 1.29, 0.72 vs 1.03 TFLOPs.
 
     Re-scoped after held-out seeds (review 0912b): the statements were first written from seeds
@@ -170,8 +179,8 @@ def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(s
 def test_per_flop_order_at_higher_levels_changes_from_seed_to_seed(level, date_runs, date_flops):
     """Conclusion (notebook 12, section 2): at 90 % and at 95 %, which model reaches the level with
     less compute is not the same at every seed (both orders occur among the six seeds; among 0-2
-    already). (That the shipped seed-0 models reach 90 % with the same compute within 1 % is
-    checked on the shipped files only: the retrained ones are 43 % apart.)"""
+    already). In the shipped run (seed 0, trained under the pinned kernels) the decoder-only model
+    reaches 90 % first: 1.81 against 2.59 TFLOPs."""
     flops_ed, flops_dg, _ = date_flops
     never = 10**9
     compute = {seed: ((_first(steps, ed, level) or never) * flops_ed, (_first(steps, dg, level) or never) * flops_dg)
