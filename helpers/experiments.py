@@ -99,7 +99,8 @@ def date_accuracy(model, pairs, tok) -> float:
 
 
 # Notebook 12's two date models at seed 0, trained once with exactly ``train_date_model(kind,
-# seed=0, retrain=True)`` on one CPU thread (``python3 tools/ship_date_models.py``) and shipped with
+# seed=0, retrain=True)`` on one CPU thread under the suite's pinned kernels (``tools/numerics.py``;
+# ``python3 tools/ship_date_models.py``: retrained so, they come out the same bits) and shipped with
 # the repository, so that the notebook's first run takes seconds instead of minutes. Each file holds
 # the weights, the history and the recipe; its sha256 is checked before it is loaded.
 # tests/conclusions/test_nb12_gpt.py retrains both and checks the notebook's claims on the result.
