@@ -83,7 +83,9 @@ def test_the_retrained_seed_0_models_say_what_the_shipped_ones_say(date_flops):
     section 2 true, as the shipped ones do: the same claims, computed by the same function, on
     both histories. The shipped files were trained by tools/ship_date_models.py under the pinned
     kernels this suite uses (tools/numerics.py), so on an x86-64 CPU the retraining reproduces them:
-    the histories (accuracies and losses) are identical."""
+    the weights and the histories (accuracies, losses, learning rates; not the wall-clock seconds)
+    are identical (checked with an empty cache on the project's machine, review r3: the decoder-only
+    model retrained in 380 s came out with the shipped weights, bit for bit)."""
     shipped = train_date_models(seed=0, device="cpu")
     assert shipped["gpt"][1]["shipped"] and shipped["encdec"][1]["shipped"]
     steps, ed, dg = _date_run(0)
@@ -100,9 +102,11 @@ def test_the_retrained_seed_0_models_say_what_the_shipped_ones_say(date_flops):
     if numerics.applies():  # pinned kernels: the same bits as the shipped training
         retrained = train_date_models(seed=0, device="cpu", retrain=True)
         for kind in ("encdec", "gpt"):
-            strip = ("cached", "shipped")
-            assert ({k: v for k, v in retrained[kind][1].items() if k not in strip}
-                    == {k: v for k, v in shipped[kind][1].items() if k not in strip}), kind
+            (model, history), (shipped_model, shipped_history) = retrained[kind], shipped[kind]
+            for key in ("step", "loss", "lr", "acc_step", "acc"):  # not "seconds": wall-clock time
+                assert history[key] == shipped_history[key], (kind, key)
+            weights = shipped_model.state_dict()
+            assert all(torch.equal(v, weights[k]) for k, v in model.state_dict().items()), kind
 
 
 def notebook_claims(steps, ed, dg, flops_ed, flops_dg) -> dict[str, bool]:
