@@ -326,6 +326,14 @@ def test_cross_attention_zeros(capsys):
 
 
 # --- nb09 ---
+def first_try(check):
+    """``check`` as a fresh session's first wrong try meets it (a hint, no expected count)."""
+    def run(fn):
+        nb09.WRONG_TRIES["param_count"] = 0
+        return check(fn)
+    return run
+
+
 def test_param_count(capsys):
     accepts(nb09.check_param_count, nb09.transformer_param_count, capsys)
 
@@ -350,17 +358,52 @@ def test_param_count(capsys):
     def two_norms_per_decoder_layer(s, t, d, n, f, nf, tie):
         return nb09.transformer_param_count(s, t, d, n, f, nf, tie) - n * 2 * d
 
-    rejects(nb09.check_param_count, no_norms, r"got \d+, 320 too few: that is 10 blocks of 2·d_model")
-    rejects(nb09.check_param_count, no_final, r"got \d+, 4·d_model = 64 too few")
-    rejects(nb09.check_param_count, one_final, r"got \d+, 2·d_model = 32 too few: that is one LayerNorm's weight "
+    rejects(first_try(nb09.check_param_count), no_norms, r"got \d+, 320 too few: that is 10 blocks of 2·d_model")
+    rejects(first_try(nb09.check_param_count), no_final, r"got \d+, 4·d_model = 64 too few")
+    rejects(first_try(nb09.check_param_count), one_final, r"got \d+, 2·d_model = 32 too few: that is one LayerNorm's weight "
                                                r"and bias\. With norm_first=True, how many stacks")
-    rejects(nb09.check_param_count, tied_twice, r"got \d+, d_model·tgt_vocab = 208 too many")
-    rejects(nb09.check_param_count, no_attention_biases, "attention's biases")
-    rejects(nb09.check_param_count, no_output_bias,
+    rejects(first_try(nb09.check_param_count), tied_twice, r"got \d+, d_model·tgt_vocab = 208 too many")
+    rejects(first_try(nb09.check_param_count), no_attention_biases, "attention's biases")
+    rejects(first_try(nb09.check_param_count), no_output_bias,
             r"got \d+, 13 too few, one per target word: did you count the output projection's bias")
-    rejects(nb09.check_param_count, two_norms_per_decoder_layer,
-            r"got \d+, 64 too few: one LayerNorm \(2·d_model\) per decoder layer.*three sublayers")
-    rejects(nb09.check_param_count, lambda *a: 1000, r"got 1000, expected \d+ \(difference -\d+\)")
+    rejects(first_try(nb09.check_param_count), two_norms_per_decoder_layer,
+            r"got \d+, 64 too few: one LayerNorm \(2·d_model\) per layer pair.*two sublayers, a decoder layer three")
+    rejects(first_try(nb09.check_param_count), lambda *a: 1000, r"got 1000, count block by block.*A second wrong try")
+    rejects(nb09.check_param_count, lambda *a: 1000, r"got 1000, expected \d+ \(difference -\d+\); count block")
+
+
+def test_param_count_hints_only_what_a_second_case_confirms():
+    """Two mistakes can give the same difference on one case: tying the source embedding too and
+    leaving out the attention biases are both 384 short at (11, 13, 16, 2, 32, tied); leaving out
+    the feed-forward biases is 2·N·(d_ff + d_model) short. The hint names the mistake only when the
+    difference matches it on a second case with other sizes."""
+    T = nb09.transformer_param_count
+
+    def tie_source_too(s, t, d, n, f, nf, tie):  # the paper ties all three matrices
+        return T(s, t, d, n, f, nf, tie) - ((s + t) * d if tie else 0)
+
+    def no_feed_forward_biases(s, t, d, n, f, nf, tie):
+        return T(s, t, d, n, f, nf, tie) - n * 2 * (f + d)
+
+    def no_encoder_norm(s, t, d, n, f, nf, tie):  # one LayerNorm per encoder layer, not two
+        return T(s, t, d, n, f, nf, tie) - n * 2 * d
+
+    rejects(first_try(nb09.check_param_count), tie_source_too, r"384 too few: the model holds one matrix of tgt_vocab")
+    rejects(first_try(nb09.check_param_count), no_feed_forward_biases, r"feed-forward networks' biases")
+    rejects(first_try(nb09.check_param_count), no_encoder_norm, r"per layer pair\. An encoder layer has two sublayers")
+    for wrong in (tie_source_too, no_feed_forward_biases):
+        with pytest.raises(AssertionError) as err:
+            first_try(nb09.check_param_count)(wrong)
+        assert "attention's biases" not in str(err.value) and "LayerNorms" not in str(err.value)
+
+
+def test_shape_checker_leaves_the_random_state_alone():
+    torch.manual_seed(5)
+    before = torch.rand(3)
+    torch.manual_seed(5)
+    with pytest.raises(AssertionError):
+        nb09.check_shapes({k: (1,) for k in nb09.SHAPE_STEPS})
+    assert torch.equal(torch.rand(3), before)
 
 
 def test_param_count_formula_matches_the_model():

@@ -8,6 +8,13 @@ from helpers.data import toy_language as tl
 from helpers.exercises import nb12
 
 
+@pytest.fixture(autouse=True)
+def fresh_session(monkeypatch):
+    """Each test starts as a fresh session: no wrong tries counted yet."""
+    for key in nb12.WRONG_TRIES:
+        monkeypatch.setitem(nb12.WRONG_TRIES, key, 0)
+
+
 def stub(*args):
     raise NotImplementedError
 
@@ -86,7 +93,7 @@ def test_parameter_count(capsys):
         nb12.check_gpt_parameter_count(params_no_positions)
     with pytest.raises(AssertionError, match="final LayerNorm"):
         nb12.check_gpt_parameter_count(params_no_final_norm)
-    with pytest.raises(AssertionError, match=r"one LayerNorm per block short.*two LayerNorms per block\.$"):
+    with pytest.raises(AssertionError, match=r"one LayerNorm per block short.*two LayerNorms per block\.( \(|$)"):
         nb12.check_gpt_parameter_count(params_one_norm_per_block)
     with pytest.raises(AssertionError, match=r"one LayerNorm per block short.*and the final one"):
         nb12.check_gpt_parameter_count(params_one_norm_per_block_no_final)
@@ -130,7 +137,7 @@ def test_sentence_log_prob(capsys):
         nb12.check_sentence_log_prob(_logp_mean)
     with pytest.raises(AssertionError, match="start token"):
         nb12.check_sentence_log_prob(_logp_without_start)
-    with pytest.raises(AssertionError, match="expected a log-probability"):
+    with pytest.raises(AssertionError, match="Expected a log-probability"):
         nb12.check_sentence_log_prob(lambda m, t: _logp(m, t) - 1.0)
     assert nb12.check_sentence_log_prob(_logp)
 
@@ -177,3 +184,70 @@ def test_flops_per_token_first_wrong_try_without_a_named_slip_gets_the_recipe(mo
     monkeypatch.setitem(nb12._FLOPS_WRONG_TRIES, "count", 0)
     with pytest.raises(AssertionError, match=r"you counted 1,000 FLOPs.*Count 2 FLOPs per weight that multiplies"):
         nb12.check_flops_per_token(lambda *a: 1000)
+
+
+# --- hints only for what a second case confirms; the expected answer from the second wrong try ---
+def min_p_global_max(logits, p_min):  # probs.max() without dim: the maximum of the whole batch
+    probs = torch.softmax(logits, -1)
+    return logits.masked_fill(probs < p_min * probs.max(), float("-inf"))
+
+
+def min_p_fill_zero(logits, p_min):
+    probs = torch.softmax(logits, -1)
+    return logits.masked_fill(probs < p_min * probs.max(-1, keepdim=True).values, 0.0)
+
+
+def test_min_p_names_the_batch_maximum_and_the_missing_minus_infinity():
+    with pytest.raises(AssertionError, match=r"largest probability of the whole batch") as err:
+        nb12.check_min_p_filter(min_p_global_max)
+    assert "p_min itself" not in str(err.value) and "should be" not in str(err.value)
+    with pytest.raises(AssertionError, match=r"must get -inf"):
+        nb12.check_min_p_filter(min_p_fill_zero)
+    with pytest.raises(AssertionError, match=r"should be \[\["):  # the second wrong try: the expected set
+        nb12.check_min_p_filter(min_p_global_max)
+
+
+def params_no_ffn_biases(v, d, n, f, m, tie):  # 640 short at (27, 64, 2, 256): as many as the LayerNorms
+    return params_right(v, d, n, f, m, tie) - n * (f + d)
+
+
+def params_no_attention_biases(v, d, n, f, m, tie):
+    return params_right(v, d, n, f, m, tie) - 4 * n * d
+
+
+def test_parameter_count_names_the_biases_not_the_layer_norms():
+    with pytest.raises(AssertionError, match=r"feed-forward network's biases") as err:
+        nb12.check_gpt_parameter_count(params_no_ffn_biases)
+    assert "LayerNorms" not in str(err.value) and "expected 1" not in str(err.value)
+    with pytest.raises(AssertionError, match=r"attention projections' biases"):
+        nb12.check_gpt_parameter_count(params_no_attention_biases)
+    with pytest.raises(AssertionError, match=r"expected 1\d\d,\d\d\d parameters"):  # second wrong try
+        nb12.check_gpt_parameter_count(lambda *a: 1)
+
+
+def _logp_unshifted(model, text, all_positions=False):
+    ids = torch.tensor([[1] + tl.encode(text)])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids)[0], -1)
+    if all_positions:  # every position scored with its own logits, the start token too
+        return float(logp.gather(-1, ids[0, :, None]).sum())
+    return float(logp[1:].gather(-1, ids[0, 1:, None]).sum())  # token t with the logits at t
+
+
+def test_sentence_log_prob_names_the_missing_shift():
+    for wrong in (_logp_unshifted, lambda m, t: _logp_unshifted(m, t, all_positions=True)):
+        with pytest.raises(AssertionError, match=r"logits at its own position.*A second wrong try"):
+            nb12.check_sentence_log_prob(wrong)
+        nb12.WRONG_TRIES["log_prob"] = 0
+    with pytest.raises(AssertionError):
+        nb12.check_sentence_log_prob(lambda m, t: _logp(m, t) - 1.0)
+    with pytest.raises(AssertionError, match=r"Expected a log-probability of -\d+\.\d{4}"):
+        nb12.check_sentence_log_prob(lambda m, t: _logp(m, t) - 1.0)
+
+
+def test_the_log_prob_checker_leaves_the_random_state_alone():
+    torch.manual_seed(5)
+    before = torch.rand(3)
+    torch.manual_seed(5)
+    nb12.check_sentence_log_prob(_logp)
+    assert torch.equal(torch.rand(3), before)

@@ -1,7 +1,8 @@
 """Checkers for the exercises of notebook 09 (the full Transformer).
 
 Exercises 2 and 4 ask for predictions: a first wrong answer gets what was given and a hint; from
-the second on, the measured answer as well (``WRONG_TRIES`` counts them in this session)."""
+the second on, the measured answer as well (``WRONG_TRIES`` counts them in this session). Exercise
+1's first wrong count gets a hint, the expected count from the second on."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ __all__ = ["EMBEDDING_DEC_IN", "PASSES_MAX_LEN", "SHAPE_STEPS", "WRONG_TRIES", "
            "check_param_count", "check_shapes", "decoder_passes", "embedding_rows_with_gradient",
            "transformer_param_count"]
 
-WRONG_TRIES = {"decoder_passes": 0, "embedding_rows": 0}
+WRONG_TRIES = {"decoder_passes": 0, "embedding_rows": 0, "param_count": 0}
 
 
 def _fail(exercise: str, problems: list[tuple[str, object, object, str]]) -> None:
@@ -41,46 +42,63 @@ def transformer_param_count(src_vocab, tgt_vocab, d_model, num_layers, d_ff, nor
     return (src_vocab + tgt_vocab) * d + num_layers * (enc_layer + dec_layer) + final_norms + out
 
 
+def _param_mistakes(case) -> list[tuple[int, str]]:
+    """The differences (learner's count - the right one) that named mistakes give on ``case``, each
+    with its hint; a hint is given only when the learner's difference matches on a second case too
+    (two mistakes can give the same number on one case)."""
+    s, t, d, n, f, nf, tie = case
+    layer_norms = n * 5 * 2 * d  # 2 per encoder layer + 3 per decoder layer, 2·d_model each
+    mistakes = [
+        (-layer_norms, f"{layer_norms} too few: that is {layer_norms // (2 * d)} blocks of 2·d_model. Which "
+                       "blocks inside the layers have 2·d_model parameters?"),
+        (-n * 2 * d, f"{n * 2 * d} too few: one LayerNorm (2·d_model) per layer pair. An encoder layer has "
+                     "two sublayers, a decoder layer three: how many LayerNorms does each have?"),
+        (-t, f"{t} too few, one per target word: did you count the output projection's bias? (tying "
+             "shares its matrix, never its bias)"),
+        (-n * 3 * 4 * d, f"{n * 12 * d} too few (12·d_model per layer pair): did you count every "
+                         "attention's biases?"),
+        (-n * 2 * (f + d), f"{n * 2 * (f + d)} too few (d_ff + d_model per feed-forward network): did you "
+                           "count the feed-forward networks' biases?"),
+    ]
+    if nf:
+        mistakes += [(-4 * d, f"4·d_model = {4 * d} too few: with norm_first=True, what does each stack add "
+                              "after its last layer?"),
+                     (-2 * d, f"2·d_model = {2 * d} too few: that is one LayerNorm's weight and bias. With "
+                              "norm_first=True, how many stacks end with a final LayerNorm?")]
+    if tie:
+        mistakes += [(d * t, f"d_model·tgt_vocab = {d * t} too many: with tie_weights=True, how many "
+                             "matrices of that size does the model hold?"),
+                     (-(s + t) * d, f"d_model·(src_vocab + tgt_vocab) = {(s + t) * d} too few: the model "
+                                    "holds one matrix of tgt_vocab x d_model, shared by the target embedding "
+                                    "and the output projection (count it once), and the source embedding "
+                                    "keeps its own (tie_weights does not tie it)")]
+    return mistakes
+
+
 @checker("Exercise 1 (parameter count)")
 def check_param_count(fn):
-    """``fn(src_vocab, tgt_vocab, d_model, num_layers, d_ff, norm_first, tie_weights)`` -> int."""
+    """``fn(src_vocab, tgt_vocab, d_model, num_layers, d_ff, norm_first, tie_weights)`` -> int.
+    A first wrong count gets a hint; from the second on, the expected count as well."""
     cases = [(11, 13, 16, 2, 32, False, False), (11, 13, 16, 2, 32, True, False),
              (11, 13, 16, 2, 32, False, True), (40, 30, 64, 3, 256, True, True),
              (1000, 1000, 512, 6, 2048, False, False)]
     for case in cases:
         got = call(fn, *case)
         want = transformer_param_count(*case)
+        if got == want:
+            continue
         args = dict(zip(("src_vocab", "tgt_vocab", "d_model", "num_layers", "d_ff", "norm_first",
                          "tie_weights"), case, strict=True))
         s, t, d, n, f, nf, tie = case
-        if got == want:
-            continue
-        layer_norms = n * 5 * 2 * d  # 2 per encoder layer + 3 per decoder layer, 2·d_model each
-        if got == want - layer_norms:
-            raise AssertionError(f"{args}: got {got}, {layer_norms} too few: that is "
-                                 f"{layer_norms // (2 * d)} blocks of 2·d_model. Which blocks inside "
-                                 "the layers have 2·d_model parameters?")
-        if nf and got == want - 4 * d:
-            raise AssertionError(f"{args}: got {got}, 4·d_model = {4 * d} too few: with "
-                                 "norm_first=True, what does each stack add after its last layer?")
-        if nf and got == want - 2 * d:
-            raise AssertionError(f"{args}: got {got}, 2·d_model = {2 * d} too few: that is one LayerNorm's "
-                                 "weight and bias. With norm_first=True, how many stacks end with a final "
-                                 "LayerNorm?")
-        if tie and got == want + d * t:
-            raise AssertionError(f"{args}: got {got}, d_model·tgt_vocab = {d * t} too many: with "
-                                 "tie_weights=True, how many matrices of that size does the model hold?")
-        if got == want - n * 2 * d:
-            raise AssertionError(f"{args}: got {got}, {n * 2 * d} too few: one LayerNorm (2·d_model) per "
-                                 "decoder layer. A decoder layer has three sublayers: how many LayerNorms?")
-        if got == want - t:
-            raise AssertionError(f"{args}: got {got}, {t} too few, one per target word: did you count "
-                                 "the output projection's bias? (tying shares its matrix, never its bias)")
-        if got == want - n * 3 * 4 * d:
-            raise AssertionError(f"{args}: got {got}, {n * 12 * d} too few (12·d_model per layer pair): "
-                                 "did you count every attention's biases?")
-        raise AssertionError(f"{args}: got {got}, expected {want} (difference {got - want}); "
-                             "count block by block: embeddings, each layer, final norms, output")
+        other = (s + 9, t + 4, d + 8, n + 1, f + 16, nf, tie)  # the same switches, other sizes
+        other_diff = call(fn, *other) - transformer_param_count(*other)
+        hints = [hint for (diff, hint), (other_want, _) in zip(_param_mistakes(case), _param_mistakes(other), strict=True)
+                 if got - want == diff and other_diff == other_want]
+        WRONG_TRIES["param_count"] += 1
+        shown = "" if WRONG_TRIES["param_count"] == 1 else f", expected {want} (difference {got - want});"
+        hint = hints[0] if hints else "count block by block: embeddings, each layer, final norms, output"
+        ending = " (A second wrong try shows the expected count.)" if not shown else ""
+        raise AssertionError(f"{args}: got {got}{shown} {hint}{ending}" if shown else f"{args}: got {got}, {hint}{ending}")
 
 
 # Exercise 2: how much work greedy decoding does without a cache.
@@ -152,10 +170,11 @@ def _true_shapes() -> dict[str, tuple[int, ...]]:
     from ..attention import padding_mask, target_mask
     from ..transformer import Transformer
 
-    torch.manual_seed(0)
-    model = Transformer(**SHAPE_MODEL, dropout=0.0).eval()
-    src = torch.randint(3, 30, (4, 9))  # (B, Ls)
-    tgt = torch.randint(3, 40, (4, 7))  # (B, 7): <bos> y1 .. y5 <eos>
+    with torch.random.fork_rng(devices=[]):  # leaves the learner's random state alone
+        torch.manual_seed(0)
+        model = Transformer(**SHAPE_MODEL, dropout=0.0).eval()
+        src = torch.randint(3, 30, (4, 9))  # (B, Ls)
+        tgt = torch.randint(3, 40, (4, 7))  # (B, 7): <bos> y1 .. y5 <eos>
     dec_in = tgt[:, :-1]
     seen: dict[str, tuple[int, ...]] = {"decoder input": tuple(dec_in.shape)}
     layer = model.decoder.layers[0]

@@ -3,7 +3,7 @@
 Section 7: averaged over all labels, the untrained model's loss is at least ln|V| (Jensen: always);
 on the particular labels of a batch it can land below ln|V| (the notebook counts it over seeds 0-199
 of its own model: 15 of 200, and claims "at least 1, under 10 %"); the logits' spread is of the order of sqrt(2 d_model / (d_model + |V|)) (within a factor
-of 3). Section 8: another seed gives other untrained nonsense from greedy decoding: a model that
+of 3 for one model; within 10 % on average over initialisations). Section 8: another seed gives other untrained nonsense from greedy decoding: a model that
 stops at once, or one that wanders among several words. Models: ``helpers.Transformer`` (the
 notebook's architecture, Xavier-uniform matrices), the running example, seeds 0-59.
 
@@ -20,6 +20,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from seed_sets import HELD_OUT_SEEDS, WRITTEN_SEEDS
 from torch import nn
 
 from helpers import Transformer, greedy_decode, padding_mask, seed_everything, target_mask
@@ -65,6 +66,17 @@ def test_on_particular_labels_the_loss_can_fall_below_ln_v(runs):
 
 def test_the_logits_spread_is_of_the_predicted_order(runs):
     assert all(1 / 3 < r["ratio"] < 3 for r in runs), [round(r["ratio"], 3) for r in runs]
+
+
+def test_on_average_over_initialisations_the_spread_is_the_predicted_one(runs):
+    """The notebook: averaged over its 200 initialisations, the logits' standard deviation is within
+    10 % of sqrt(2 d_model / (d_model + |V|)) (one model's ratio scatters: 0.48-1.48 over seeds 0-59
+    here). Written from seeds 0-4 (mean ratio 0.968: 0.836, 0.783, 1.291, 1.137, 0.795), checked
+    unchanged on held-out 5-9 (1.066) and on all 60 (0.954)."""
+    ratios = [r["ratio"] for r in runs]
+    for seeds in (WRITTEN_SEEDS, HELD_OUT_SEEDS, range(60)):
+        mean = sum(ratios[s] for s in seeds) / len(seeds)
+        assert abs(mean - 1) < 0.1, (list(seeds), round(mean, 3))
 
 
 def test_untrained_greedy_output_is_arbitrary_some_stop_at_once_some_wander(runs):

@@ -8,7 +8,7 @@ samples that parse, and the verb agreement with its controls, at seeds 0-4 and h
 The notebook loads its two date models (seed 0) from the files shipped with the repository
 (``helpers.experiments.SHIPPED_DATE_MODELS``); here every seed is trained from scratch with the
 notebook's switch ``retrain=True`` (seed 0 included), and the retrained seed-0 models must make the
-notebook's statements true as the shipped ones do.
+notebook's statements true as the shipped ones do (under the pinned kernels they are the same bits).
 
 Every test trains on one CPU thread (the cache does that), so its numbers do not depend on
 OMP_NUM_THREADS. The dates models take most of the time: 2,000 steps of two models per seed
@@ -33,6 +33,7 @@ from helpers.experiments import (
 from helpers.gpt import sample_sentences
 from helpers.training import collate
 from helpers.widgets import sampling_view
+from tools import numerics
 
 SEEDS = (0, 1, 2)  # the language model's loss and sampling (sections 4 and 7)
 DATE_SEEDS = (0, 1, 2, 5, 6, 7)  # section 2: written from 0-2, held out 5-7 (the runs it was checked on)
@@ -80,8 +81,11 @@ def test_the_retrained_seed_0_models_say_what_the_shipped_ones_say(date_flops):
     """The notebook's switch ``RETRAIN = True`` (``retrain=True``) trains both date models with the
     recipe the shipped files record; the retrained models make every statement of the notebook's
     section 2 true, as the shipped ones do: the same claims, computed by the same function, on
-    both histories. (On the machine and torch version that trained the shipped files, the
-    accuracies were identical; another CPU may round differently, so equality is not asserted.)"""
+    both histories. The shipped files were trained by tools/ship_date_models.py under the pinned
+    kernels this suite uses (tools/numerics.py), so on an x86-64 CPU the retraining reproduces them:
+    the weights and the histories (accuracies, losses, learning rates; not the wall-clock seconds)
+    are identical (checked with an empty cache on the project's machine, review r3: the decoder-only
+    model retrained in 380 s came out with the shipped weights, bit for bit)."""
     shipped = train_date_models(seed=0, device="cpu")
     assert shipped["gpt"][1]["shipped"] and shipped["encdec"][1]["shipped"]
     steps, ed, dg = _date_run(0)
@@ -91,11 +95,18 @@ def test_the_retrained_seed_0_models_say_what_the_shipped_ones_say(date_flops):
                           "retrained": (ed, dg)}.items():
         claims = notebook_claims(steps, e, d, flops_ed, flops_dg)
         assert all(claims.values()), (label, claims)
-    # the shipped run's coincidence (the notebook says it is one, about the stored run only): both
-    # reach 90 % with the same compute within 1 %; the seed-0 models retrained under the suite's
-    # pinned kernels are 43 % apart
+    # the shipped run's statement about itself (the notebook: "here the decoder-only model reaches
+    # 90 % with less compute"; at other seeds the order differs, the next tests)
     e, d = shipped["encdec"][1]["acc"], shipped["gpt"][1]["acc"]
-    assert abs(_first(steps, e, 0.9) * flops_ed / (_first(steps, d, 0.9) * flops_dg) - 1) < 0.01
+    assert _first(steps, d, 0.9) * flops_dg < _first(steps, e, 0.9) * flops_ed
+    if numerics.applies():  # pinned kernels: the same bits as the shipped training
+        retrained = train_date_models(seed=0, device="cpu", retrain=True)
+        for kind in ("encdec", "gpt"):
+            (model, history), (shipped_model, shipped_history) = retrained[kind], shipped[kind]
+            for key in ("step", "loss", "lr", "acc_step", "acc"):  # not "seconds": wall-clock time
+                assert history[key] == shipped_history[key], (kind, key)
+            weights = shipped_model.state_dict()
+            assert all(torch.equal(v, weights[k]) for k, v in model.state_dict().items()), kind
 
 
 def notebook_claims(steps, ed, dg, flops_ed, flops_dg) -> dict[str, bool]:
@@ -105,8 +116,9 @@ def notebook_claims(steps, ed, dg, flops_ed, flops_dg) -> dict[str, bool]:
     return {
         "encoder-decoder ahead for the first 300 steps": all(ed[i] > dg[i] for i, s in enumerate(steps) if s <= 300),
         "decoder-only ahead from step 500 on": all(dg[i] > ed[i] for i, s in enumerate(steps) if s >= 500),
-        "decoder-only reaches 99 % first": first(dg, 0.99) < (first(ed, 0.99) or 10**9),
-        "per FLOP the encoder-decoder reaches 30 % first": first(ed, 0.30) * flops_ed < first(dg, 0.30) * flops_dg,
+        "decoder-only reaches 99 % first": (first(dg, 0.99) or 10**9) < (first(ed, 0.99) or 10**9),
+        "per FLOP the encoder-decoder reaches 30 % first":
+            (first(ed, 0.30) or 10**9) * flops_ed < (first(dg, 0.30) or 10**9) * flops_dg,
         "decoder-only >= 99 % after 2,000 steps": dg[-1] >= 0.99,
         "encoder-decoder >= 85 % after 2,000 steps": ed[-1] >= 0.85,
     }
@@ -132,7 +144,8 @@ def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(s
     Exploration (review gpt12): with the decoder-only rows counted at 46 positions (the longest row
     of the whole set) while the encoder-decoder's batches are padded per batch, the encoder-decoder
     reached 90 % first at all three seeds; with the same rule for both (2.58 instead of 2.78
-    GFLOPs per decoder-only step) seed 0 reaches 90 % with 2.582 against 2.589 TFLOPs, i.e. the
+    GFLOPs per decoder-only step) seed 0 (the models then shipped, trained with native kernels)
+    reaches 90 % with 2.582 against 2.589 TFLOPs, i.e. the
     decoder-only model first. 30 %: 0.86 vs 1.03, 0.72 vs 1.29, 0.72 vs 1.03 TFLOPs.
 
     Re-scoped after held-out seeds (review 0912b): the statements were first written from seeds
@@ -170,8 +183,8 @@ def test_which_date_model_is_ahead_depends_on_when_you_look_and_what_you_count(s
 def test_per_flop_order_at_higher_levels_changes_from_seed_to_seed(level, date_runs, date_flops):
     """Conclusion (notebook 12, section 2): at 90 % and at 95 %, which model reaches the level with
     less compute is not the same at every seed (both orders occur among the six seeds; among 0-2
-    already). (That the shipped seed-0 models reach 90 % with the same compute within 1 % is
-    checked on the shipped files only: the retrained ones are 43 % apart.)"""
+    already). In the shipped run (seed 0, trained under the pinned kernels) the decoder-only model
+    reaches 90 % first: 1.81 against 2.59 TFLOPs."""
     flops_ed, flops_dg, _ = date_flops
     never = 10**9
     compute = {seed: ((_first(steps, ed, level) or never) * flops_ed, (_first(steps, dg, level) or never) * flops_dg)
@@ -213,6 +226,8 @@ def test_sampling_trades_quality_for_diversity(seed, sampling_seed, language_mod
     suppressed. (Shapes counted over all samples, broken ones included, grow from tau 0.1 to 1 to 2;
     the notebook no longer counts them as diversity: see the next test.)
     Seeds: 0, 1, 2 of the model x 0-3 of the sampler (a GPU draws another stream than the CPU).
+    The notebook's statements among these (the share that parses, distinct samples, top-p 0.5
+    against 1, <pad> at tau = 2) are also checked at all ten model seeds in the next-but-one test.
 
     Exploration (review gpt12, model seeds 0-2 x sampling seeds 0-3): between tau = 0.5 and 0.75
     the share fell by only 1-6 samples of 300 (0.993 -> 0.990 once), so the notebook no longer
@@ -291,6 +306,11 @@ def test_correct_variety_is_bought_at_low_temperature(seed, sampling_seed):
     parsed shapes than top-p 1; top-p 0.9 keeps >= 97 % parsing with >= 22 shapes.
     Seeds: model seeds 0-4 (thresholds written from them) and held-out 5-9 (checked unchanged), each
     with the notebook's sampling seed 0 and with 1. Control: every parsed shape is one of the 24.
+    Also at all ten seeds (review r3: first tested at model seeds 0-2 only, while the notebook says
+    "ten models"; the reader's sweep of seeds 0-9 x sampling seeds 0, 1 held, with >= 280 distinct
+    samples of 300 and 37-43 rows with <pad> at tau = 2): at least 97 % parse at tau <= 0.5, from
+    tau = 0.75 on each step up lowers the share that parses, >= 80 % of the samples are distinct at
+    every tau, top-p 0.5 parses more than top-p 1, and <pad> appears at tau = 2 unless suppressed.
 
     Exploration (2026-12-06, before the claims were written; model seeds 0-4 x sampling seeds 0, 1):
     parsed shapes at tau = 0.1: 10-14; at 0.25: 21-24; at 0.5: 24 in all ten runs; at 0.75-1.5:
@@ -306,6 +326,12 @@ def test_correct_variety_is_bought_at_low_temperature(seed, sampling_seed):
         return sum(map(tl.is_sentence, texts)) / 300, len({tl.shape(t) for t in texts}), len(parsed)
 
     assert len(tl.shapes()) == 24
+    temperatures = [0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
+    texts = {t: sample_sentences(lm, 300, seed=sampling_seed, temperature=t) for t in temperatures}
+    share = {t: sum(map(tl.is_sentence, v)) / 300 for t, v in texts.items()}
+    assert min(share[t] for t in (0.1, 0.25, 0.5)) >= 0.97, share
+    assert all(share[a] > share[b] for a, b in zip(temperatures[3:], temperatures[4:], strict=False)), share
+    assert min(len(set(v)) for v in texts.values()) >= 240, {t: len(set(v)) for t, v in texts.items()}
     by_temp = {t: measure(temperature=t) for t in (0.1, 0.5, 2.0)}
     assert by_temp[0.1][2] <= 16, by_temp
     assert by_temp[0.5][2] >= 22, by_temp
@@ -315,7 +341,13 @@ def test_correct_variety_is_bought_at_low_temperature(seed, sampling_seed):
     k = round(by_temp[2.0][0] * 300)
     half = [t for t in sample_sentences(lm, 300, seed=sampling_seed, temperature=0.5) if tl.is_sentence(t)][:k]
     assert len({tl.shape(t) for t in half}) > by_temp[2.0][2], (k, half)
-    top_p = {p: measure(temperature=1.0, top_p=p) for p in (0.3, 0.9, 1.0)}
+    top_p = {p: measure(temperature=1.0, top_p=p) for p in (0.3, 0.5, 0.9, 1.0)}
     assert top_p[0.3][2] < top_p[1.0][2], top_p
+    assert top_p[0.5][0] > top_p[1.0][0], top_p
     assert top_p[0.9][0] >= 0.97, top_p
     assert top_p[0.9][2] >= 22, top_p
+    prompt = torch.ones(300, 1, dtype=torch.long)  # 300 rows that start with '.'
+    hot = lm.generate(prompt, 16, temperature=2.0, generator=torch.Generator().manual_seed(sampling_seed))
+    safe = lm.generate(prompt, 16, temperature=2.0, generator=torch.Generator().manual_seed(sampling_seed),
+                       suppress=[0])
+    assert (hot == 0).any(1).sum() > 0 and not (safe == 0).any()
