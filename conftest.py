@@ -29,24 +29,27 @@ CONCLUSIONS = "tests/conclusions/"
 # ones keeps every worker busy to the end. Trained models are shared through helpers' on-disk
 # cache, under a lock: whichever run of a notebook (nbval, or JupyterLab in the browser tests)
 # comes first trains its models, and the other waits for it and loads them. The order follows the
-# durations of a cached run on 2 cores (`pytest --durations`).
+# durations of a run of the whole suite on 2 cores (pytest's --junitxml times per unit).
 BROWSER = "tests/browser/"
 IN_JUPYTERLAB = BROWSER + "test_widgets_in_jupyterlab.py::test_notebook_widgets_respond_in_jupyterlab["
 SLOW_FIRST = (
     CONCLUSIONS + "test_nb12_gpt.py",  # the longest file (date models at six seeds): from the start
-    CONCLUSIONS + "test_nb12_smoothing.py",  # its control, three more models, in another worker
+    CONCLUSIONS + "test_nb12_smoothing.py",  # its control, more models, in another worker
     CONCLUSIONS,
-    "notebooks/10_",
-    "notebooks/13_",
-    "notebooks/14_",
-    "solutions/10_",
-    IN_JUPYTERLAB + "notebooks/13_",
     "notebooks/15_",
     "tests/test_llm.py",
+    "solutions/10_",
+    "notebooks/10_",
+    IN_JUPYTERLAB + "notebooks/13_",
     IN_JUPYTERLAB + "notebooks/10_",
     IN_JUPYTERLAB + "notebooks/12_",
+    "notebooks/13_",
+    "notebooks/14_",
+    IN_JUPYTERLAB + "notebooks/11_",
     IN_JUPYTERLAB + "notebooks/14_",
+    IN_JUPYTERLAB + "notebooks/07_",
     "notebooks/12_",
+    "notebooks/11_",
     "tests/test_bpe.py",
     BROWSER,  # the other notebooks in JupyterLab, and the checks of the browser checker itself
 )
