@@ -82,7 +82,9 @@ def test_nb00_order_aware(capsys):
     assert list(nb00.SUMMARIES) == list(ORDER_AWARE)
     assert nb00.check_order_aware(ORDER_AWARE)
     assert "correct!" in capsys.readouterr().out
-    # the usual wrong predictions, each answered with the reason
+    # the usual wrong predictions, each answered with the reason (after a first wrong try: a hint)
+    with pytest.raises(AssertionError, match=r"1 of 5 predictions are wrong: 'max'\. Hint"):
+        nb00.check_order_aware({**ORDER_AWARE, "max": True})
     with pytest.raises(AssertionError, match=r"'max': you say it can tell the two sentences apart, but the "
                                              r"largest value of each feature"):
         nb00.check_order_aware({**ORDER_AWARE, "max": True})
@@ -98,6 +100,31 @@ def test_nb00_order_aware(capsys):
         nb00.check_order_aware({k if k != "all RNN states" else "all states": v for k, v in ORDER_AWARE.items()})
     with pytest.raises(AssertionError, match="expected a dict"):
         nb00.check_order_aware([False, False, False, True, True])
+
+
+@pytest.mark.parametrize("wrong", [{"max": True}, {"last RNN state": False},
+                                   {"mean": True, "sum": True, "max": True, "all RNN states": False}])
+def test_nb00_order_aware_hints_first_then_explains(wrong):
+    """A first wrong prediction names the wrong summaries and how to find out, not the answers."""
+    answer = {**ORDER_AWARE, **wrong}
+    messages = []
+    for _ in range(2):
+        with pytest.raises(AssertionError) as caught:
+            nb00.check_order_aware(answer)
+        messages.append(str(caught.value))
+    first, second = messages
+    assert "Hint" in first and "rnn(sentence_a[None]) with rnn(sentence_b[None])" in first
+    assert all(repr(name) in first for name in wrong)
+    assert "you say" not in first and "but" not in first.split("Hint")[0]
+    assert not any(why in first for why in ("does not care", "largest value", "after 'dog bites'", "one per position"))
+    assert "Hint" not in second and all(f"{name!r}: you say" in second for name in wrong)
+
+
+def test_nb00_order_aware_format_errors_do_not_count_as_tries():
+    with pytest.raises(AssertionError, match="expected True or False"):
+        nb00.check_order_aware({**ORDER_AWARE, "mean": "no"})
+    with pytest.raises(AssertionError, match="Hint"):
+        nb00.check_order_aware({**ORDER_AWARE, "max": True})
 
 
 # --- notebook 01 ------------------------------------------------------------------------------
