@@ -247,6 +247,13 @@ def test_nb02_softmax_jacobian(capsys):
                                                  r"got -?0\.\d{4}, a_0 squared up to its sign: a \* a is the elementwise square .* "
                                                  r"torch\.outer\(a, a\)"):
             nb02.check_softmax_jacobian(squared)
+    # the same square along each row: a_i (delta_ij - a_i), e.g. a[:, None] * (torch.eye(n) - a[:, None])
+    for squared in (lambda a: a[:, None] * (torch.eye(len(a)) - a[:, None]),
+                    lambda a: a[:, None] * (a[:, None] - torch.eye(len(a)))):
+        with pytest.raises(AssertionError, match=r"expected off-diagonal entries -a_i a_j, e\.g\. J\[0, 1\] = -?0\.\d{4}, "
+                                                 r"got -?0\.\d{4}, a_0 squared up to its sign: a\[:, None\] \* a\[:, None\] "
+                                                 r"multiplies each a_i by itself .* one number per row.* torch\.outer\(a, a\)"):
+            nb02.check_softmax_jacobian(squared)
     with pytest.raises(AssertionError, match=r"expected each column of J to sum to 0.*got column sums \[.*\]: check the sign"):
         nb02.check_softmax_jacobian(lambda a: torch.diag(a) + torch.outer(a, a))
     with pytest.raises(AssertionError, match=r"your signs are flipped \(a a\^T - diag\(a\)"):
