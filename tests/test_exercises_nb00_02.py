@@ -192,6 +192,17 @@ def test_nb01_query_for_mouse(capsys):
     with pytest.raises(AssertionError, match="expected finite numbers, got inf or nan"):
         nb01.check_query(torch.tensor([0.0, 0.0, 0.0, float("nan")]), X)
     assert nb01.check_query(torch.tensor([-0.5, 0.9, -0.4, -1.6]), X)  # the solution's query: 0.7302
+
+
+def test_nb01_query_names_the_words_when_given_the_tokens():
+    tokens = ["the", "big", "cat", "chased", "a", "mouse"]
+    stretched = X[5] / X[5].norm() * 2
+    with pytest.raises(AssertionError, match=r"at least 0.7 on 'mouse' \(word 5\), got 0.6831: .* the others keep "
+                                             r"0.3169 \('cat' \(word 2\) 0.1346.*one that 'mouse' \(word 5\) lacks"):
+        nb01.check_query(stretched, X, tokens=tokens)
+    with pytest.raises(AssertionError, match=r"is on 'cat' \(word 2\)\)\. Point the query along the features that "
+                                             r"'mouse' \(word 5\) has"):
+        nb01.check_query(torch.tensor([0.0, 2.0, 0.0, 0.0]), X, tokens=tokens)
     assert nb01.check_query([0.0, 1.0, 0.0, -1.7], X)  # less "animal", more "size": 0.7042
 
 
