@@ -82,7 +82,9 @@ def test_nb00_order_aware(capsys):
     assert list(nb00.SUMMARIES) == list(ORDER_AWARE)
     assert nb00.check_order_aware(ORDER_AWARE)
     assert "correct!" in capsys.readouterr().out
-    # the usual wrong predictions, each answered with the reason
+    # the usual wrong predictions, each answered with the reason (after a first wrong try: a hint)
+    with pytest.raises(AssertionError, match=r"1 of 5 predictions are wrong: 'max'\. Hint"):
+        nb00.check_order_aware({**ORDER_AWARE, "max": True})
     with pytest.raises(AssertionError, match=r"'max': you say it can tell the two sentences apart, but the "
                                              r"largest value of each feature"):
         nb00.check_order_aware({**ORDER_AWARE, "max": True})
@@ -98,6 +100,31 @@ def test_nb00_order_aware(capsys):
         nb00.check_order_aware({k if k != "all RNN states" else "all states": v for k, v in ORDER_AWARE.items()})
     with pytest.raises(AssertionError, match="expected a dict"):
         nb00.check_order_aware([False, False, False, True, True])
+
+
+@pytest.mark.parametrize("wrong", [{"max": True}, {"last RNN state": False},
+                                   {"mean": True, "sum": True, "max": True, "all RNN states": False}])
+def test_nb00_order_aware_hints_first_then_explains(wrong):
+    """A first wrong prediction names the wrong summaries and how to find out, not the answers."""
+    answer = {**ORDER_AWARE, **wrong}
+    messages = []
+    for _ in range(2):
+        with pytest.raises(AssertionError) as caught:
+            nb00.check_order_aware(answer)
+        messages.append(str(caught.value))
+    first, second = messages
+    assert "Hint" in first and "rnn(sentence_a[None]) with rnn(sentence_b[None])" in first
+    assert all(repr(name) in first for name in wrong)
+    assert "you say" not in first and "but" not in first.split("Hint")[0]
+    assert not any(why in first for why in ("does not care", "largest value", "after 'dog bites'", "one per position"))
+    assert "Hint" not in second and all(f"{name!r}: you say" in second for name in wrong)
+
+
+def test_nb00_order_aware_format_errors_do_not_count_as_tries():
+    with pytest.raises(AssertionError, match="expected True or False"):
+        nb00.check_order_aware({**ORDER_AWARE, "mean": "no"})
+    with pytest.raises(AssertionError, match="Hint"):
+        nb00.check_order_aware({**ORDER_AWARE, "max": True})
 
 
 # --- notebook 01 ------------------------------------------------------------------------------
@@ -165,6 +192,17 @@ def test_nb01_query_for_mouse(capsys):
     with pytest.raises(AssertionError, match="expected finite numbers, got inf or nan"):
         nb01.check_query(torch.tensor([0.0, 0.0, 0.0, float("nan")]), X)
     assert nb01.check_query(torch.tensor([-0.5, 0.9, -0.4, -1.6]), X)  # the solution's query: 0.7302
+
+
+def test_nb01_query_names_the_words_when_given_the_tokens():
+    tokens = ["the", "big", "cat", "chased", "a", "mouse"]
+    stretched = X[5] / X[5].norm() * 2
+    with pytest.raises(AssertionError, match=r"at least 0.7 on 'mouse' \(word 5\), got 0.6831: .* the others keep "
+                                             r"0.3169 \('cat' \(word 2\) 0.1346.*one that 'mouse' \(word 5\) lacks"):
+        nb01.check_query(stretched, X, tokens=tokens)
+    with pytest.raises(AssertionError, match=r"is on 'cat' \(word 2\)\)\. Point the query along the features that "
+                                             r"'mouse' \(word 5\) has"):
+        nb01.check_query(torch.tensor([0.0, 2.0, 0.0, 0.0]), X, tokens=tokens)
     assert nb01.check_query([0.0, 1.0, 0.0, -1.7], X)  # less "animal", more "size": 0.7042
 
 
@@ -219,6 +257,13 @@ def test_nb02_softmax_jacobian(capsys):
         with pytest.raises(AssertionError, match=r"expected off-diagonal entries -a_i a_j, e\.g\. J\[1, 0\] = -?0\.\d{4}, "
                                                  r"got -?0\.\d{4}, a_0 squared up to its sign: a \* a is the elementwise square .* "
                                                  r"torch\.outer\(a, a\)"):
+            nb02.check_softmax_jacobian(squared)
+    # the same square along each row: a_i (delta_ij - a_i), e.g. a[:, None] * (torch.eye(n) - a[:, None])
+    for squared in (lambda a: a[:, None] * (torch.eye(len(a)) - a[:, None]),
+                    lambda a: a[:, None] * (a[:, None] - torch.eye(len(a)))):
+        with pytest.raises(AssertionError, match=r"expected off-diagonal entries -a_i a_j, e\.g\. J\[0, 1\] = -?0\.\d{4}, "
+                                                 r"got -?0\.\d{4}, a_0 squared up to its sign: a\[:, None\] \* a\[:, None\] "
+                                                 r"multiplies each a_i by itself .* one number per row.* torch\.outer\(a, a\)"):
             nb02.check_softmax_jacobian(squared)
     with pytest.raises(AssertionError, match=r"expected each column of J to sum to 0.*got column sums \[.*\]: check the sign"):
         nb02.check_softmax_jacobian(lambda a: torch.diag(a) + torch.outer(a, a))

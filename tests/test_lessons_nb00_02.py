@@ -144,3 +144,48 @@ def test_nb02_additive_score_takes_far_longer_than_the_dot_product():
     finally:
         torch.set_num_threads(threads)
     assert t_add > 3 * t_dot, f"additive {t_add * 1e3:.3f} ms, dot product {t_dot * 1e3:.3f} ms"
+
+
+def _saturation_namespace():
+    from notebook_code import notebook_definitions
+
+    return notebook_definitions("02_softmax_and_scaling", "g", "gradient_stats", "saturation")
+
+
+def test_nb02_saturation_prints_and_returns_the_share_and_gap_from_its_own_draws(capsys):
+    """The Try it of section 5: the same numbers at every call (its own seed 0), the notebook's
+    generator left as it was, and a printed line that says which case it measured. The values at
+    (128 keys, d_k = 1024) are those an independent script of the same measurement gave (seed 0)."""
+    ns = _saturation_namespace()
+    before = ns["g"].get_state()
+    share, gap = ns["saturation"](128, 1024)
+    assert torch.equal(ns["g"].get_state(), before)
+    assert (round(share, 4), round(gap, 4)) == (0.3567, 7.5542)
+    assert capsys.readouterr().out == ("128 keys, d_k = 1024, unscaled: share with |dL/dq| < 1e-3 0.3567, "
+                                       "median gap 7.5542\n")
+    ns["gradient_stats"](64, False)  # the notebook's g moves on ...
+    assert ns["saturation"](128, 1024) == (share, gap)  # ... the Try it does not
+    share_scaled, _ = ns["saturation"](32, 1024, scaled=True)
+    assert share_scaled == 0.0
+    assert "32 keys, d_k = 1024, scaled: share" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((1, 1024), "n_keys must be a whole number >= 2 and d_k one >= 1, got 1 and 1024"),
+    ((8, 0), "got 8 and 0"),
+    (("8", 1024), "got '8' and 1024"),
+    ((8, 1024.0), "got 8 and 1024.0"),
+    ((True, 64), "got True and 64"),
+    ((32, 16384), r"32 keys at d_k = 16384 need about 3\.5 GiB; try fewer keys or a smaller d_k"),
+])
+def test_nb02_saturation_refuses_bad_sizes_with_a_message(args, message):
+    ns = _saturation_namespace()
+    with pytest.raises(ValueError, match=message):
+        ns["saturation"](*args)
+
+
+def test_nb02_saturation_takes_32_keys_at_d_k_8192_as_the_prose_says():
+    """The prose says 32 keys at d_k = 8192 fit under the limit: checked without running them."""
+    ns = _saturation_namespace()
+    ns["gradient_stats"] = lambda d_k, scaled, n_keys: {"q": torch.ones(3), "gap": torch.zeros(3)}
+    assert ns["saturation"](32, 8192) == (0.0, 0.0)

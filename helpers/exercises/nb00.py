@@ -8,9 +8,9 @@ from ._common import checker
 
 __all__ = ["SUMMARIES", "WRONG_TRIES", "check_alignment", "check_order_aware"]
 
-# Exercise 1 asks for a prediction: a first wrong answer gets a hint, from the second on the
+# Exercises 1 and 2 ask for predictions: a first wrong answer gets a hint, from the second on the
 # explanation as well (``WRONG_TRIES`` counts them in this session).
-WRONG_TRIES = {"alignment": 0}
+WRONG_TRIES = {"alignment": 0, "order_aware": 0}
 
 # "the white house is big" -> "la maison blanche est grande"
 _ENGLISH = ["the", "white", "house", "is", "big"]
@@ -87,7 +87,15 @@ def check_order_aware(answer) -> None:
         if not isinstance(value, bool):
             raise AssertionError(f"{name!r}: expected True or False, got {value!r}")
     wrong = [name for name in SUMMARIES if answer[name] != _ORDER_AWARE[name]]
-    if wrong:
-        lines = [f"{name!r}: you say {'it can' if answer[name] else 'it cannot'} tell the two "
-                 f"sentences apart, but {_WHY[name]}" for name in wrong]
-        raise AssertionError("\n".join(lines))
+    if not wrong:
+        return
+    WRONG_TRIES["order_aware"] += 1
+    if WRONG_TRIES["order_aware"] == 1:  # the first wrong try: which ones, and how to find out
+        raise AssertionError(
+            f"{len(wrong)} of {len(SUMMARIES)} predictions are wrong: {', '.join(map(repr, wrong))}. "
+            "Hint: compute each summary of sentence_a and of sentence_b and compare them, e.g. "
+            "rnn(sentence_a[None]) with rnn(sentence_b[None]) for the RNN (it returns all states and "
+            "the last one). Try again; a second wrong answer shows the reasons.")
+    lines = [f"{name!r}: you say {'it can' if answer[name] else 'it cannot'} tell the two "
+             f"sentences apart, but {_WHY[name]}" for name in wrong]
+    raise AssertionError("\n".join(lines))

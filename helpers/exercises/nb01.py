@@ -76,9 +76,14 @@ def _furthest(name: str, got: torch.Tensor, want: torch.Tensor) -> str:
 
 
 @checker("Exercise 2 (a query for 'mouse')")
-def check_query(q, x: torch.Tensor, target: int = 5, max_norm: float = 2.0, min_weight: float = 0.7) -> None:
+def check_query(q, x: torch.Tensor, target: int = 5, max_norm: float = 2.0, min_weight: float = 0.7,
+                tokens=None) -> None:
     """``q`` (d,), of length at most ``max_norm``, must put at least ``min_weight`` of its weight on
-    word ``target`` of ``x`` (L, d)."""
+    word ``target`` of ``x`` (L, d). With ``tokens`` (the L words), messages name the words."""
+
+    def word(j: int) -> str:
+        return f"word {j}" if tokens is None else f"{tokens[j]!r} (word {j})"
+
     q = torch.as_tensor(q, dtype=torch.float32)
     assert q.shape == (x.shape[1],), (
         f"expected a vector of {x.shape[1]} numbers like the embeddings, got shape "
@@ -91,16 +96,16 @@ def check_query(q, x: torch.Tensor, target: int = 5, max_norm: float = 2.0, min_
     w = torch.softmax(x @ q, dim=-1)  # (L,)
     if float(w[target]) >= min_weight:
         return
-    got = f"expected a weight of at least {min_weight} on word {target}, got {float(w[target]):.4f}"
+    got = f"expected a weight of at least {min_weight} on {word(target)}, got {float(w[target]):.4f}"
     short = (f" Your query has length {norm:.4f} of the {max_norm} allowed: a longer one in the same direction "
              "spreads the scores further apart." if norm < max_norm - 0.05 else "")
     if int(w.argmax()) != target:
         raise AssertionError(
-            f"{got} (the largest weight, {float(w.max()):.4f}, is on word {int(w.argmax())}). Point the query "
-            f"along the features that word {target} has and the others lack." + short)
+            f"{got} (the largest weight, {float(w.max()):.4f}, is on {word(int(w.argmax()))}). Point the query "
+            f"along the features that {word(target)} has and the others lack." + short)
     others = sorted((j for j in range(len(w)) if j != target), key=lambda j: -float(w[j]))
-    rest = ", ".join(f"word {j} {float(w[j]):.4f}" for j in others[:3])
+    rest = ", ".join(f"{word(j)} {float(w[j]):.4f}" for j in others[:3])
     raise AssertionError(
         f"{got}: it already gets the largest weight, but the others keep {1 - float(w[target]):.4f} ({rest}, "
         f"...). Lower their scores: a query component of the opposite sign to a feature lowers the score "
-        f"of every word that has that feature, and one that word {target} lacks costs it nothing." + short)
+        f"of every word that has that feature, and one that {word(target)} lacks costs it nothing." + short)

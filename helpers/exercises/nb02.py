@@ -93,6 +93,12 @@ def check_softmax_jacobian(fn) -> None:
                 f"{got[1, 0].item():.4f}, a_0 squared up to its sign: a * a is the elementwise square (a_j squared, one number "
                 "per column, the same in every row), not the products a_i a_j of every pair. The matrix of "
                 "all products a_i a_j is torch.outer(a, a)")
+        if any(torch.allclose(got, sign * (torch.diag(a) - (a * a)[:, None]), atol=1e-5) for sign in (1, -1)):
+            raise AssertionError(
+                f"expected off-diagonal entries -a_i a_j, e.g. J[0, 1] = {want[0, 1].item():.4f}, got "
+                f"{got[0, 1].item():.4f}, a_0 squared up to its sign: a[:, None] * a[:, None] multiplies each "
+                "a_i by itself (a_i squared, one number per row, the same in every column), not by every a_j. "
+                "The matrix of all products a_i a_j is torch.outer(a, a) (or a[:, None] * a[None, :])")
         if torch.allclose(got, torch.diag(a) + torch.outer(a, a), atol=1e-5):
             raise AssertionError(
                 f"expected each column of J to sum to 0 (the weights still sum to one), got column "
