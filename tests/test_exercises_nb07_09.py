@@ -236,16 +236,21 @@ def test_moves(capsys):
 
 
 @pytest.mark.parametrize(("key", "wrong", "match"), [
-    ("a", [2], r"\(a\) .* you said \[2\]; hint: cross-attention has no causal mask"),
-    ("a", [2, 3], "cross-attention has no causal mask"),
-    ("b", [0, 1, 2, 3], r"\(b\) .* you said \[0, 1, 2, 3\]; hint: the padding mask hides"),
-    ("c", [0, 1, 2, 3], r"\(c\) .* hint: the causal mask"),
-    ("c", [1], "the positions from 1 on see the change"),
+    ("a", [2], r"\(a\) .* you said \[2\]; hint: which mask, if any, limits the source positions"),
+    ("a", [2, 3], "what has the encoder done to the source tokens"),
+    ("b", [0, 1, 2, 3], r"\(b\) .* you said \[0, 1, 2, 3\]; hint: which attentions, .* may read source "
+                        "position 4"),
+    ("c", [0, 1, 2, 3], r"\(c\) .* hint: which mask decides which target positions"),
+    ("c", [1], "which of them can see position 1"),
 ])
 def test_moves_first_wrong_try_names_the_idea_without_the_answer(key, wrong, match):
     with pytest.raises(AssertionError, match=match) as error:
         nb08.check_moves({**RIGHT_MOVES, key: wrong})
-    assert "moved are" not in str(error.value)
+    text = str(error.value)
+    assert "moved are" not in text
+    for answer in ("every target position reads every source position", "nothing else reads it",
+                   "from 1 on see the change", "position 0 does not"):
+        assert answer not in text  # the first try names the idea, not the result
     assert "a second wrong answer shows" in str(error.value)
 
 
