@@ -214,8 +214,16 @@ def test_width_64_second_part_is_still_to_come_once_a_b_c_are_right(capsys):
 def test_width_64_hints_first_then_shows_the_measurement():
     first, second = first_and_second_try(nb07.check_width_64, {"a": True, "b": True, "c": True})
     assert "hint: section 7 warned" in first and "second wrong answer" in first and "0." not in first
+    assert "every width" not in first
     assert re.search(r"\(b\) post-LN's top .* you said True, measured False \(post-LN top 0\.\d{4}, "
                      r"bottom 0\.\d{4}\)", second)
+
+
+def test_width_64_first_hints_for_a_and_c_name_the_idea_not_the_result():
+    first, _ = first_and_second_try(nb07.check_width_64, {"a": False, "b": False, "c": False})
+    assert "(a) " in first and "(c) " in first and "hint: where does each arrangement put its LayerNorms" in first
+    assert "what a pre-LN stack's residual stream accumulates" in first
+    assert "every width" not in first and "same in every" not in first and "0." not in first
 
 
 @pytest.mark.parametrize("changes", [set(), {"a", "b"}, {"c"}])
