@@ -113,7 +113,7 @@ def test_nb04_changed_outputs(capsys):
     rejects(nb04.check_changed_outputs, {**right, "c": "none"}, r"case 'c': expected a list of positions")
 
 
-HEAD_1 = {"split": [[2, 3], [6, 7], [10, 11]], "direct view": [[6, 7], [8, 9], [10, 11]]}
+HEAD_1 = {"split": [[2, 3], [6, 7], [10, 11]], "direct view": [[6, 7], [8, 9], [10, 11]], "tokens": [1, 2]}
 
 
 def test_nb05_head_one(capsys):
@@ -135,7 +135,20 @@ def test_nb05_head_one(capsys):
     rejects(nb05.check_head_one, {**HEAD_1, "direct view": [[6, 7], [8, 9], [10, 12]]}, "reads the 12 numbers in memory order")
     rejects(nb05.check_head_one, {**HEAD_1, "split": [[2, 6, 10], [3, 7, 11]]}, r"got shape \(2, 3\): that is \(d_k, L\), transposed")
     rejects(nb05.check_head_one, {**HEAD_1, "split": "2, 3, 6, 7"}, r"'split': expected head 1 as 3 rows")
-    rejects(nb05.check_head_one, [HEAD_1["split"], HEAD_1["direct view"]], r"expected a dict with the keys \['direct view', 'split'\]")
+    rejects(nb05.check_head_one, [HEAD_1["split"], HEAD_1["direct view"]],
+            r"expected a dict with the keys \['direct view', 'split', 'tokens'\]")
+
+
+def test_nb05_head_one_tokens_hint_first_then_the_answer(capsys, monkeypatch):
+    monkeypatch.setitem(nb05.WRONG_TRIES, "tokens", 0)
+    accepts(nb05.check_head_one, {**HEAD_1, "tokens": (2, 1)}, capsys)
+    with pytest.raises(AssertionError, match=r"'tokens': you said \[0, 1, 2\]; hint: token t holds the features 4t") as e:
+        nb05.check_head_one({**HEAD_1, "tokens": [0, 1, 2]})
+    assert "[1, 2]" not in str(e.value) and "a second wrong answer shows the tokens" in str(e.value)
+    with pytest.raises(AssertionError, match=r"holds features of the tokens \[1, 2\]") as e:
+        nb05.check_head_one({**HEAD_1, "tokens": [1]})
+    assert "hint" not in str(e.value)
+    rejects(nb05.check_head_one, {**HEAD_1, "tokens": "1 and 2"}, r"'tokens': give a list of token indices")
 
 
 def test_nb05_param_count(capsys):

@@ -214,8 +214,16 @@ def test_width_64_second_part_is_still_to_come_once_a_b_c_are_right(capsys):
 def test_width_64_hints_first_then_shows_the_measurement():
     first, second = first_and_second_try(nb07.check_width_64, {"a": True, "b": True, "c": True})
     assert "hint: section 7 warned" in first and "second wrong answer" in first and "0." not in first
+    assert "every width" not in first
     assert re.search(r"\(b\) post-LN's top .* you said True, measured False \(post-LN top 0\.\d{4}, "
                      r"bottom 0\.\d{4}\)", second)
+
+
+def test_width_64_first_hints_for_a_and_c_name_the_idea_not_the_result():
+    first, _ = first_and_second_try(nb07.check_width_64, {"a": False, "b": False, "c": False})
+    assert "(a) " in first and "(c) " in first and "hint: where does each arrangement put its LayerNorms" in first
+    assert "what a pre-LN stack's residual stream accumulates" in first
+    assert "every width" not in first and "same in every" not in first and "0." not in first
 
 
 @pytest.mark.parametrize("changes", [set(), {"a", "b"}, {"c"}])
@@ -236,16 +244,21 @@ def test_moves(capsys):
 
 
 @pytest.mark.parametrize(("key", "wrong", "match"), [
-    ("a", [2], r"\(a\) .* you said \[2\]; hint: cross-attention has no causal mask"),
-    ("a", [2, 3], "cross-attention has no causal mask"),
-    ("b", [0, 1, 2, 3], r"\(b\) .* you said \[0, 1, 2, 3\]; hint: the padding mask hides"),
-    ("c", [0, 1, 2, 3], r"\(c\) .* hint: the causal mask"),
-    ("c", [1], "the positions from 1 on see the change"),
+    ("a", [2], r"\(a\) .* you said \[2\]; hint: which mask, if any, limits the source positions"),
+    ("a", [2, 3], "what has the encoder done to the source tokens"),
+    ("b", [0, 1, 2, 3], r"\(b\) .* you said \[0, 1, 2, 3\]; hint: which attentions, .* may read source "
+                        "position 4"),
+    ("c", [0, 1, 2, 3], r"\(c\) .* hint: which mask decides which target positions"),
+    ("c", [1], "which of them can see position 1"),
 ])
 def test_moves_first_wrong_try_names_the_idea_without_the_answer(key, wrong, match):
     with pytest.raises(AssertionError, match=match) as error:
         nb08.check_moves({**RIGHT_MOVES, key: wrong})
-    assert "moved are" not in str(error.value)
+    text = str(error.value)
+    assert "moved are" not in text
+    for answer in ("every target position reads every source position", "nothing else reads it",
+                   "from 1 on see the change", "position 0 does not"):
+        assert answer not in text  # the first try names the idea, not the result
     assert "a second wrong answer shows" in str(error.value)
 
 

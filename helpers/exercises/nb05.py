@@ -6,13 +6,18 @@ import torch
 
 from ._common import call, checker
 
-__all__ = ["SHAPE_SIZES", "check_head_one", "check_mha_param_count", "check_shapes"]
+__all__ = ["SHAPE_SIZES", "WRONG_TRIES", "check_head_one", "check_mha_param_count", "check_shapes"]
 
 
 # Exercise 1: x = arange(12).view(1, 3, 4) (B = 1, L = 3, d_model = 4), h = 2 heads of d_k = 2.
 _X = torch.arange(12.0).view(1, 3, 4)  # token t holds the features 4t .. 4t + 3
 _HEAD_1 = {"split": _X.view(1, 3, 2, 2).transpose(1, 2)[0, 1].tolist(),  # [[2, 3], [6, 7], [10, 11]]
            "direct view": _X.view(1, 2, 3, 2)[0, 1].tolist()}  # [[6, 7], [8, 9], [10, 11]]
+_TOKENS = [1, 2]  # the tokens whose features the direct view's head 1 holds (6, 7 of token 1; 8..11 of token 2)
+_KEYS = ("split", "direct view", "tokens")
+# The "tokens" question is a prediction: a first wrong answer gets a hint, from the second on the
+# answer as well (``WRONG_TRIES`` counts them in this session).
+WRONG_TRIES = {"tokens": 0}
 _HEAD_0 = {"split": _X.view(1, 3, 2, 2).transpose(1, 2)[0, 0].tolist(), "direct view": _X.view(1, 2, 3, 2)[0, 0].tolist()}
 
 
@@ -32,10 +37,11 @@ def _rows(value, name: str) -> list[list[float]]:
 @checker("Exercise 1 (the wrong split)")
 def check_head_one(answer):
     """``answer``: {"split": head 1 by view(B, L, h, d_k).transpose(1, 2), "direct view": head 1 by
-    view(B, h, L, d_k)}, each a (L, d_k) = (3, 2) list, for x = arange(12).view(1, 3, 4) and h = 2."""
-    if not isinstance(answer, dict) or set(answer) != set(_HEAD_1):
+    view(B, h, L, d_k)}, each a (L, d_k) = (3, 2) list, for x = arange(12).view(1, 3, 4) and h = 2, and
+    "tokens": the indices of the tokens whose features the direct view's head 1 holds."""
+    if not isinstance(answer, dict) or set(answer) != set(_KEYS):
         got = sorted(answer) if isinstance(answer, dict) else type(answer).__name__
-        raise AssertionError(f"expected a dict with the keys {sorted(_HEAD_1)}, got {got}")
+        raise AssertionError(f"expected a dict with the keys {sorted(_KEYS)}, got {got}")
     split = _rows(answer["split"], "split")
     if split != _HEAD_1["split"]:
         if split == _HEAD_1["direct view"]:
@@ -57,6 +63,28 @@ def check_head_one(answer):
             why = ("view reads the 12 numbers in memory order (token 0's 4 features, then token 1's, ...): "
                    "head 1 is the second block of L x d_k = 6 of them, cut into rows of 2")
         raise AssertionError(f"'direct view': you wrote {direct}; {why}")
+    _check_tokens(answer["tokens"])
+
+
+def _check_tokens(value) -> None:
+    try:
+        tokens = sorted({int(t) for t in value})
+    except (TypeError, ValueError):
+        raise AssertionError(f"'tokens': give a list of token indices (0, 1 or 2), got {value!r}") from None
+    if tokens == _TOKENS:
+        return
+    if tokens == [1]:
+        hint = "the middle row is not the only one: which token do the rows of 'direct view' come from?"
+    else:
+        hint = ("token t holds the features 4t .. 4t + 3: which token does each number of your 'direct view' "
+                "rows belong to?")
+    WRONG_TRIES["tokens"] += 1
+    if WRONG_TRIES["tokens"] == 1:
+        raise AssertionError(f"'tokens': you said {tokens}; hint: {hint} Try again; a second wrong answer "
+                             "shows the tokens.")
+    raise AssertionError(f"'tokens': you said {tokens}; head 1 of the direct view holds features of the tokens "
+                         f"{_TOKENS}: 6 and 7 are token 1's last two features, 8 to 11 all of token 2's. One head "
+                         "should hold one slice of every token; this one mixes two tokens and skips token 0.")
 
 
 def _count(d_model: int, bias: bool) -> int:

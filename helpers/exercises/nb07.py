@@ -294,10 +294,14 @@ WIDTH_STATEMENTS = {
     "c": "pre-LN's top layer gets a smaller gradient than pre-LN's bottom layer",
 }
 _WIDTH_HINTS = {
-    "a": "section 7 found this comparison the same in every width and depth it tried",
+    "a": "where does each arrangement put its LayerNorms relative to the residual sum, and which of "
+         "them sends the top layer's gradient through a LayerNorm at the stack's output? Does any of "
+         "that depend on d_model? Or run the measurement and compare the two top layers",
     "b": "section 7 warned that the shape of the post-LN curve changes from run to run: run the "
          "measurement and compare the two ends of the post-LN curve",
-    "c": "section 7 found this comparison the same in every width and depth it tried",
+    "c": "think about what a pre-LN stack's residual stream accumulates on its way to the output, and "
+         "whether d_model changes that; or run the measurement and compare the two ends of the pre-LN "
+         "curve",
 }
 
 

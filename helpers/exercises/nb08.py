@@ -28,7 +28,15 @@ MOVES = {
          "still marks it as padding)",
     "c": "the target token at position 1 of sentence 1 ('le') becomes another word",
 }
-_MOVE_HINTS = {
+_MOVE_HINTS = {  # the first wrong try: where to look, not the result
+    "a": "which mask, if any, limits the source positions a target position's cross-attention may "
+         "read? And what has the encoder done to the source tokens before the decoder reads them?",
+    "b": "which attentions, in the encoder and in the decoder, may read source position 4 of "
+         "sentence 2 under that padding mask?",
+    "c": "which mask decides which target positions a target position may read, and which of them "
+         "can see position 1?",
+}
+_MOVE_WHY = {  # the second wrong try, with the measured answer
     "a": "cross-attention has no causal mask: every target position reads every source position "
          "(and the encoder has already mixed the source tokens)",
     "b": "the padding mask hides that position from every attention, in the encoder and in "
@@ -95,7 +103,7 @@ def check_moves(answers):
                 + "\nTry again; a second wrong answer shows the outputs that moved.")
         raise AssertionError(f"{len(wrong)} of 3 predictions are wrong:\n" + "\n".join(
             f"({k}) {MOVES[k]}: you said {given[k]}, the outputs that moved are {measured[k]}; "
-            f"{_MOVE_HINTS[k]}" for k in wrong))
+            f"{_MOVE_WHY[k]}" for k in wrong))
 
 
 @checker("Exercise 2 (which source token does each target token read?)")

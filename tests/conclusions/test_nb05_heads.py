@@ -29,7 +29,10 @@ The control for the linearity (in the notebook since a second expert read): fres
 the same frozen head, 1,500 steps, both right (pinned), seeds 0-4: 0.7089, 0.5563, 0.4269, 0.5430,
 0.4619 (thresholds "under 0.8" and "at least 0.1 below the MLP read-outs after 150 steps"; smallest
 gap 0.26), held-out 5-9: 0.7206, 0.2060 (seed 6, no split), 0.7910, 0.7056, 0.7100 (smallest gap
-0.14, seed 7): held unchanged. After 150 steps: 0.41-0.69 (seeds 0-4), 0.66-0.74 (5, 7-9). MLP
+0.14, seed 7): held unchanged. A fourth read ran seeds 10-19: the linear read-outs reached 0.7730, 0.7574,
+0.7384, 0.6817, 0.7540, 0.3743, 0.8089, 0.7951, 0.8037, 0.7339, above the "under 0.8" bound at seeds 16
+and 18; the notebook now claims the 10-point gap only (MLPs 0.899-0.942 there, narrowest gap 0.117 at
+seed 16), and this test checks it at seeds 1-19. After 150 steps: 0.41-0.69 (seeds 0-4), 0.66-0.74 (5, 7-9). MLP
 read-outs on an *untrained* frozen attention reach only 0.06-0.17 (seeds 0-9). The earlier control, an MLP read-out trained from scratch for 150 steps, moved
 with the kernels (seed 0: 0.9894 pinned, 0.8990 unpinned; seed 3 0.9883 / 0.8697) and settled on one
 relation at seed 9; it is no longer in the notebook.
@@ -45,6 +48,7 @@ from seed_sets import ALL_SEEDS, seed_id
 from helpers import seed_everything
 
 SEEDS = ALL_SEEDS[1:]  # seed 0 is the notebook's own run
+EXTRA_SEEDS = tuple(range(10, 20))  # a fourth read's sweep of the linear control (see its test)
 
 
 @functools.cache
@@ -166,15 +170,18 @@ def test_the_head_splits_its_weight_in_9_of_seeds_0_to_9_not_at_seed_6():
     assert unsplit == [6], unsplit
 
 
-@pytest.mark.parametrize("seed", SEEDS, ids=seed_id)
+@pytest.mark.parametrize("seed", SEEDS + EXTRA_SEEDS, ids=lambda s: seed_id(s) if s in ALL_SEEDS else f"extra seed {s}")
 def test_control_new_linear_read_outs_on_the_frozen_head_stay_behind_after_1500_steps(seed):
     """The control for the linearity: the same frozen head with new linear read-outs, trained for
-    1,500 steps, stays under 80 % both right and at least 10 points below the MLP read-outs after
-    150 (if they caught up, retraining on fixed features, not the linear map, would be the cause).
+    1,500 steps, stays at least 10 points below the MLP read-outs after 150 (if they caught up,
+    retraining on fixed features, not the linear map, would be the cause). The notebook claims the
+    gap, not a bound on the linear read-outs: they reach 0.8089 at seed 16 and 0.8037 at seed 18.
     Where the head had settled on one token (seed 6) no read-out finds the other; the MLP test above
-    checks that case, and the notebook's prose names it."""
+    checks that case, and the notebook's prose names it. Seeds 10-19: the prose says the gap held there
+    and that the head split its weight at each of them."""
     both = new_read_outs(seed, 0, 1500)[0]
-    assert both < 0.8, f"seed {seed}: frozen head + new linear read-outs reach {both:.4f} after 1,500 steps"
-    if min(linear_head(seed)[2]) > 0.25:
+    split = min(linear_head(seed)[2]) > 0.25
+    assert split or seed in ALL_SEEDS, f"seed {seed}: the head did not split its weight {linear_head(seed)[2]}"
+    if split:
         mlp = new_read_outs(seed, 128, 150)[0]
         assert both < mlp - 0.1, f"seed {seed}: new linear {both:.4f}, MLPs {mlp:.4f}"
