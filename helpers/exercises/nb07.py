@@ -294,9 +294,10 @@ WIDTH_STATEMENTS = {
     "c": "pre-LN's top layer gets a smaller gradient than pre-LN's bottom layer",
 }
 _WIDTH_HINTS = {
-    "a": "where does each arrangement put its LayerNorms relative to the residual sum, and which of "
-         "them sends the top layer's gradient through a LayerNorm at the stack's output? Does any of "
-         "that depend on d_model? Or run the measurement and compare the two top layers",
+    "a": "in both arrangements the top layer's output passes through one last LayerNorm, but that "
+         "LayerNorm divides by the length of different vectors: a normalised x plus one sublayer's "
+         "output (post-LN), or the sum of every sublayer's output so far (pre-LN). Which is longer, "
+         "and does d_model change that? Or run the measurement and compare the two top layers",
     "b": "section 7 warned that the shape of the post-LN curve changes from run to run: run the "
          "measurement and compare the two ends of the post-LN curve",
     "c": "think about what a pre-LN stack's residual stream accumulates on its way to the output, and "
