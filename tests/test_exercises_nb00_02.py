@@ -249,10 +249,10 @@ def test_nb02_softmax_jacobian(capsys):
     assert_not_attempted(capsys, nb02.check_softmax_jacobian(stub))
     with pytest.raises(AssertionError, match=r"expected off-diagonal entries like J\[0, 1\] = -0\.\d{4}, got 0\.0000: diag\(a\)"):
         nb02.check_softmax_jacobian(torch.diag)
-    # a @ a.T on a 1-D tensor: one number (the learner's most common stop, issue 32), either sign
+    # a @ a on a 1-D tensor: one number (the learner's most common stop, issue 32), either sign
     for scalar_outer in (lambda a: torch.diag(a) - a @ a, lambda a: a @ a - torch.diag(a)):
         with pytest.raises(AssertionError, match=r"got the same number -?0\.\d{4} everywhere off the diagonal: for "
-                                                 r"a 1-D tensor, a @ a\.T is ONE number .* torch\.outer\(a, a\)"):
+                                                 r"a 1-D tensor a, a @ a is ONE number .* torch\.outer\(a, a\)"):
             nb02.check_softmax_jacobian(scalar_outer)
     # a * a: the elementwise square, broadcast along the rows (one number per column), either sign
     for squared in (lambda a: torch.diag(a) - a * a, lambda a: a * a - torch.diag(a)):
