@@ -90,12 +90,12 @@ def check_order_aware(answer) -> None:
     if not wrong:
         return
     WRONG_TRIES["order_aware"] += 1
-    if WRONG_TRIES["order_aware"] == 1:  # the first wrong try: which ones, and how to find out
+    if WRONG_TRIES["order_aware"] == 1:  # the first wrong try: how many and how to find out, not which
         raise AssertionError(
-            f"{len(wrong)} of {len(SUMMARIES)} predictions are wrong: {', '.join(map(repr, wrong))}. "
+            f"{len(wrong)} of {len(SUMMARIES)} predictions are wrong. "
             "Hint: compute each summary of sentence_a and of sentence_b and compare them, e.g. "
             "rnn(sentence_a[None]) with rnn(sentence_b[None]) for the RNN (it returns all states and "
-            "the last one). Try again; a second wrong answer shows the reasons.")
+            "the last one). Try again; a second wrong answer names them and shows the reasons.")
     lines = [f"{name!r}: you say {'it can' if answer[name] else 'it cannot'} tell the two "
              f"sentences apart, but {_WHY[name]}" for name in wrong]
     raise AssertionError("\n".join(lines))

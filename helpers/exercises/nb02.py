@@ -84,7 +84,7 @@ def check_softmax_jacobian(fn) -> None:
         if torch.allclose(got, torch.diag(a) - a @ a, atol=1e-5) or torch.allclose(got, a @ a - torch.diag(a), atol=1e-5):
             raise AssertionError(
                 f"expected off-diagonal entries -a_i a_j that differ from pair to pair, got the same number "
-                f"{got[0, 1].item():.4f} everywhere off the diagonal: for a 1-D tensor, a @ a.T is ONE number "
+                f"{got[0, 1].item():.4f} everywhere off the diagonal: for a 1-D tensor a, a @ a is ONE number "
                 "(the sum of the a_j squared), not a matrix. The matrix of all products a_i a_j is "
                 "torch.outer(a, a)")
         if any(torch.allclose(got, sign * (torch.diag(a) - a * a), atol=1e-5) for sign in (1, -1)):
