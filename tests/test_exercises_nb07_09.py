@@ -221,7 +221,7 @@ def test_width_64_hints_first_then_shows_the_measurement():
 
 def test_width_64_first_hints_for_a_and_c_name_the_idea_not_the_result():
     first, _ = first_and_second_try(nb07.check_width_64, {"a": False, "b": False, "c": False})
-    assert "(a) " in first and "(c) " in first and "hint: where does each arrangement put its LayerNorms" in first
+    assert "(a) " in first and "(c) " in first and "hint: in both arrangements the top layer's output passes through one last LayerNorm" in first
     assert "what a pre-LN stack's residual stream accumulates" in first
     assert "every width" not in first and "same in every" not in first and "0." not in first
 
