@@ -499,8 +499,10 @@ def test_shapes(capsys):
             r"first: 'decoder input', you gave \(4, 7\).*without one of its tokens")
     rejects(nb09.check_shapes, wrong(**{"queries per head (cross-attention)": (4, 8, 6, 64)}),
             "how wide is one head")
+    rejects(nb09.check_shapes, wrong(**{"queries per head (cross-attention)": (4, 8, 9, 8)}),
+            "queries come from the decoder")
     rejects(nb09.check_shapes, wrong(**{"cross-attention weights": (4, 8, 9, 6)}),
-            r"you gave \(4, 8, 9, 6\): dimensions 2, 3 are wrong.*keys of cross")
+            r"you gave \(4, 8, 9, 6\): dimensions 2, 3 are wrong.*keys come from the encoder")
     rejects(nb09.check_shapes, wrong(**{"memory": (4, 9)}),
             r"you gave \(4, 9\): 2 numbers where the tensor has 3 dimensions")
     with pytest.raises(AssertionError) as err:
@@ -511,3 +513,38 @@ def test_shapes(capsys):
     rejects(nb09.check_shapes, wrong(**{"feed-forward hidden (decoder)": (4, 6, 64)}), "widens")
     rejects(nb09.check_shapes, {k: v for k, v in RIGHT_SHAPES.items() if k != "memory"}, "memory")
     rejects(nb09.check_shapes, wrong(memory="big"), "tuple of ints")
+
+
+@pytest.mark.parametrize(("changes", "hint"), [
+    ({"queries per head (cross-attention)": (4, 8, 9, 8)}, "queries come from the decoder"),
+    ({"queries per head (cross-attention)": (4, 8, 6, 64)}, "how wide is one head"),
+    ({"queries per head (cross-attention)": (4, 4, 6, 8)}, "how many heads"),
+    ({"cross-attention weights": (4, 8, 9, 9)}, "one row per query"),
+])
+def test_shapes_hint_names_the_wrong_dimension_then_shows_the_shape(changes, hint):
+    """A first wrong shape gets a hint about the dimension that is wrong, without the layout or the
+    expected shape; the second try shows the expected shape."""
+    first, second = first_and_second_try(nb09.check_shapes, {**RIGHT_SHAPES, **changes})
+    (step, _), = changes.items()
+    assert hint in first and "Expected" not in first and "(B, h" not in first
+    assert "how wide is one head" not in first or "64" in str(changes)
+    assert f"Expected {RIGHT_SHAPES[step]}" in second
+
+
+def test_decoder_passes_accepts_numpy_integers(capsys):
+    np = pytest.importorskip("numpy")
+    accepts(lambda pair: nb09.check_decoder_passes(*pair), (np.int64(7), np.int64(28)), capsys)
+
+
+@pytest.mark.parametrize(("wrong", "match"), [
+    (lambda s, t, d, n, f, nf, tie: nb09.transformer_param_count(s, t, d, n, f, nf, tie) + (0 if nf else 4 * d),
+     "does a stack add a final one"),
+    (lambda s, t, d, n, f, nf, tie: nb09.transformer_param_count(s, t, d, n, f, nf, tie) - (s * d if tie else 0),
+     "the source embedding keeps its own"),
+    (lambda s, t, d, n, f, nf, tie: nb09.transformer_param_count(s, t, d, n, f, nf, tie) - n * (4 * d * d + 6 * d),
+     "did you count its cross-attention"),
+])
+def test_param_count_names_final_norms_tied_source_and_missing_cross_attention(wrong, match):
+    first, second = first_and_second_try(nb09.check_param_count, wrong)
+    assert re.search(match, first) and "expected 1" not in first
+    assert re.search(r"expected \d+ \(difference", second)

@@ -1,6 +1,8 @@
 """Each checker of notebook 12 says "not attempted" for the stub, rejects plausible wrong
 answers with a helpful message and accepts a right answer."""
 
+import math
+
 import pytest
 import torch
 
@@ -169,7 +171,6 @@ def test_flops_per_token(capsys):
 
 
 def test_flops_per_token_gives_a_hint_before_the_numbers(monkeypatch):
-    monkeypatch.setitem(nb12._FLOPS_WRONG_TRIES, "count", 0)  # a fresh session
     with pytest.raises(AssertionError) as first:
         nb12.check_flops_per_token(flops_without_head)
     assert "output layer multiplies the token too" in str(first.value)
@@ -181,7 +182,6 @@ def test_flops_per_token_gives_a_hint_before_the_numbers(monkeypatch):
 
 
 def test_flops_per_token_first_wrong_try_without_a_named_slip_gets_the_recipe(monkeypatch):
-    monkeypatch.setitem(nb12._FLOPS_WRONG_TRIES, "count", 0)
     with pytest.raises(AssertionError, match=r"you counted 1,000 FLOPs.*Count 2 FLOPs per weight that multiplies"):
         nb12.check_flops_per_token(lambda *a: 1000)
 
@@ -251,3 +251,46 @@ def test_the_log_prob_checker_leaves_the_random_state_alone():
     torch.manual_seed(5)
     nb12.check_sentence_log_prob(_logp)
     assert torch.equal(torch.rand(3), before)
+
+
+def min_p_inverted(logits, p_min):  # keeps the tokens below the threshold
+    probs = torch.softmax(logits, -1)
+    return logits.masked_fill(probs >= p_min * probs.max(-1, keepdim=True).values, float("-inf"))
+
+
+def min_p_probabilities(logits, p_min):  # the filtered probabilities instead of the logits
+    probs = torch.softmax(logits, -1)
+    return probs.masked_fill(probs < p_min * probs.max(-1, keepdim=True).values, float("-inf"))
+
+
+def min_p_probabilities_zeroed(logits, p_min):
+    probs = torch.softmax(logits, -1)
+    return probs * (probs >= p_min * probs.max(-1, keepdim=True).values)
+
+
+@pytest.mark.parametrize(("wrong", "match"), [(min_p_inverted, "you kept the tokens to drop"),
+                                              (min_p_probabilities, "you returned probabilities; return logits"),
+                                              (min_p_probabilities_zeroed, "you returned probabilities; return logits")])
+def test_min_p_names_the_inverted_mask_and_returned_probabilities(wrong, match):
+    with pytest.raises(AssertionError, match=match) as first:
+        nb12.check_min_p_filter(wrong)
+    assert "should be" not in str(first.value)
+    with pytest.raises(AssertionError, match=r"kept tokens should be"):
+        nb12.check_min_p_filter(wrong)
+
+
+@pytest.mark.parametrize(("wrong", "match"), [
+    (lambda m, t: _logp(m, t) / math.log(2), "base 2.*natural log"),
+    (lambda m, t: math.exp(_logp(m, t)), "you returned the sentence's probability; the exercise asks for its log"),
+])
+def test_sentence_log_prob_names_bits_and_the_probability(wrong, match):
+    with pytest.raises(AssertionError, match=match + r".*A second wrong try"):
+        nb12.check_sentence_log_prob(wrong)
+    with pytest.raises(AssertionError, match=r"Expected a log-probability of -\d+\.\d{4}"):
+        nb12.check_sentence_log_prob(wrong)
+
+
+def test_resetting_wrong_tries_resets_every_exercise():
+    """One dictionary counts every exercise's wrong tries, the FLOPs exercise's too."""
+    assert set(nb12.WRONG_TRIES) == {"min_p", "params", "log_prob", "flops"}
+    assert not hasattr(nb12, "_FLOPS_WRONG_TRIES")

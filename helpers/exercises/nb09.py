@@ -2,9 +2,12 @@
 
 Exercises 2 and 4 ask for predictions: a first wrong answer gets what was given and a hint; from
 the second on, the measured answer as well (``WRONG_TRIES`` counts them in this session). Exercise
-1's first wrong count gets a hint, the expected count from the second on."""
+1's first wrong count gets a hint, the expected count from the second on; exercise 3's first wrong
+shapes get a hint about the wrong dimension, the expected shape from the second try on."""
 
 from __future__ import annotations
+
+import numbers
 
 import torch
 
@@ -14,7 +17,7 @@ __all__ = ["EMBEDDING_DEC_IN", "PASSES_MAX_LEN", "SHAPE_STEPS", "WRONG_TRIES", "
            "check_param_count", "check_shapes", "decoder_passes", "embedding_rows_with_gradient",
            "transformer_param_count"]
 
-WRONG_TRIES = {"decoder_passes": 0, "embedding_rows": 0, "param_count": 0}
+WRONG_TRIES = {"decoder_passes": 0, "embedding_rows": 0, "param_count": 0, "shapes": 0}
 
 
 def _fail(exercise: str, problems: list[tuple[str, object, object, str]]) -> None:
@@ -59,7 +62,15 @@ def _param_mistakes(case) -> list[tuple[int, str]]:
                          "attention's biases?"),
         (-n * 2 * (f + d), f"{n * 2 * (f + d)} too few (d_ff + d_model per feed-forward network): did you "
                            "count the feed-forward networks' biases?"),
+        (-n * (4 * d * d + 4 * d + 2 * d), f"{n * (4 * d * d + 6 * d)} too few, one attention and one LayerNorm per "
+                                           "decoder layer: a decoder layer has three sublayers; did you count "
+                                           "its cross-attention?"),
+        (-n * (4 * d * d + 4 * d), f"{n * (4 * d * d + 4 * d)} too few, one attention per decoder layer: did you "
+                                   "count the decoder's cross-attention?"),
     ]
+    if not nf:
+        mistakes += [(4 * d, f"4·d_model = {4 * d} too many: that is two LayerNorms. With norm_first=False "
+                             "(post-LN), each sublayer ends with its own norm: does a stack add a final one?")]
     if nf:
         mistakes += [(-4 * d, f"4·d_model = {4 * d} too few: with norm_first=True, what does each stack add "
                               "after its last layer?"),
@@ -71,7 +82,10 @@ def _param_mistakes(case) -> list[tuple[int, str]]:
                      (-(s + t) * d, f"d_model·(src_vocab + tgt_vocab) = {(s + t) * d} too few: the model "
                                     "holds one matrix of tgt_vocab x d_model, shared by the target embedding "
                                     "and the output projection (count it once), and the source embedding "
-                                    "keeps its own (tie_weights does not tie it)")]
+                                    "keeps its own (tie_weights does not tie it)"),
+                     (-s * d, f"d_model·src_vocab = {s * d} too few: tie_weights shares the target "
+                              "embedding's matrix with the output projection; the source embedding keeps "
+                              "its own")]
     return mistakes
 
 
@@ -131,8 +145,9 @@ def check_decoder_passes(calls, positions):
     if any(v is None or v is Ellipsis for v in (calls, positions)):
         raise NotAttempted
     for name, v in (("calls", calls), ("positions", positions)):
-        if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise AssertionError(f"{name}: give a whole number, got {v!r}")
+    calls, positions = int(calls), int(positions)
     want_calls, want_positions = decoder_passes()
     n = PASSES_MAX_LEN
     problems = []
@@ -218,12 +233,15 @@ def check_shapes(shapes):
         return
     k, got = bad[0]
     want_k = want[k]
+    WRONG_TRIES["shapes"] += 1
+    first = WRONG_TRIES["shapes"] == 1
     hint = {
         "decoder input": "the decoder reads the target without one of its tokens",
         "memory": "the encoder's output: one vector of d_model per source position",
         "feed-forward hidden (decoder)": "the first linear map of the feed-forward network widens each "
                                          "position's vector: to how many features?",
-        "queries per head (cross-attention)": "(B, h, Lt, d_k): how wide is one head?",
+        "queries per head (cross-attention)": "split into heads, the queries have four dimensions: the "
+                                              "batch, the heads, the positions that ask, the features of one head",
         "cross-attention weights": "one row per query, one column per key: where do the queries "
                                    "and the keys of cross-attention come from?",
         "decoder self-attention weights": "one row per query, one column per key",
@@ -235,8 +253,28 @@ def check_shapes(shapes):
         where = [i for i, (a, b) in enumerate(zip(got, want_k, strict=True)) if a != b]
         what = ("dimension" + ("s " if len(where) > 1 else " ") + ", ".join(str(i) for i in where)
                 + (" are" if len(where) > 1 else " is") + " wrong")
+        by_dim = _DIM_HINTS.get(k, {})
+        if all(i in by_dim for i in where):
+            hint = "; ".join(by_dim[i] for i in where)
+    shown = (" Try again; a second wrong try shows the expected shape." if first
+             else f" Expected {want_k}.")
     raise AssertionError(f"{len(bad)} of {len(SHAPE_STEPS)} shapes are wrong; the first: {k!r}, you "
-                         f"gave {got}: {what}. Hint: {hint}")
+                         f"gave {got}: {what}. Hint: {hint}{'' if hint.endswith('?') else '.'}{shown}")
+
+
+# Hints for one wrong dimension of a shape (by its index), where the step's own hint would not name it.
+_DIM_HINTS = {
+    "queries per head (cross-attention)": {
+        0: "one query tensor per sentence of the batch",
+        1: "how many heads does the model have?",
+        2: "cross-attention's queries come from the decoder: how many positions does the decoder read?",
+        3: "how wide is one head? d_model is split among the heads",
+    },
+    "cross-attention weights": {
+        2: "one row per query: cross-attention's queries come from the decoder",
+        3: "one column per key: cross-attention's keys come from the encoder's memory",
+    },
+}
 
 
 # Exercise 4: which rows of the target embedding does one training step change?

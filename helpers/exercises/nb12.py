@@ -13,9 +13,9 @@ from ._common import call, checker
 __all__ = ["WRONG_TRIES", "check_flops_per_token", "check_gpt_parameter_count", "check_min_p_filter", "check_sentence_log_prob"]
 
 
-# Wrong answers to exercises 1-3 so far in this session: the first gets a hint only, later ones the
+# Wrong answers to exercises 1-4 so far in this session: the first gets a hint only, later ones the
 # expected answer as well.
-WRONG_TRIES = {"min_p": 0, "params": 0, "log_prob": 0}
+WRONG_TRIES = {"min_p": 0, "params": 0, "log_prob": 0, "flops": 0}
 
 
 def _first_wrong_try(exercise: str) -> bool:
@@ -34,6 +34,8 @@ def _min_p_mistakes(logits, p_min) -> dict[str, torch.Tensor]:
             probs >= p_min * probs.max(),
         "you compare the logits; min-p compares probabilities: softmax the logits first, then keep "
         "p_i >= p_min * max_j p_j": logits >= p_min * logits.max(dim=-1, keepdim=True).values,
+        "you kept the tokens to drop: the tokens below p_min * max_j p_j get -inf, the others keep "
+        "their logits": probs < p_min * probs.max(dim=-1, keepdim=True).values,
     }
 
 
@@ -69,10 +71,14 @@ def check_min_p_filter(fn):
         probs = torch.softmax(logits, dim=-1)
         keep = probs >= p_min * probs.max(dim=-1, keepdim=True).values
         kept = ~torch.isneginf(got)
-        if torch.equal(kept, keep):
+        returned_probs = torch.allclose(got[keep], probs[keep]) and not torch.allclose(probs[keep], logits[keep])
+        if torch.equal(kept, keep) and not returned_probs:
             torch.testing.assert_close(got[keep], logits[keep], msg="kept logits must stay unchanged")
             continue
-        if not torch.isneginf(got).any() and torch.equal(got[keep], logits[keep]) and (got[~keep] == 0).all():
+        if returned_probs:
+            hint = ("you returned probabilities; return logits: the kept tokens keep their logits, the "
+                    "dropped ones get -inf (the sampler applies the softmax afterwards)")
+        elif not torch.isneginf(got).any() and torch.equal(got[keep], logits[keep]) and (got[~keep] == 0).all():
             hint = ("the dropped tokens must get -inf (float('-inf')), not 0: a logit of 0 still has a "
                     "probability after the softmax")
         else:
@@ -164,6 +170,12 @@ def check_sentence_log_prob(fn):
         elif math.isclose(got, per_token.mean().item(), abs_tol=1e-4):
             hint = (f"{text!r}: you returned the mean over tokens; the sentence's log-probability is the "
                     "sum of its tokens' log-probabilities")
+        elif math.isclose(got, want / math.log(2), abs_tol=1e-4):
+            hint = (f"{text!r}: you returned {got:.4f}, a log in base 2 (bits); a log-probability here is in "
+                    "nats, the natural log (torch.log_softmax, math.log)")
+        elif math.isclose(got, math.exp(want), rel_tol=1e-3, abs_tol=1e-12):
+            hint = (f"{text!r}: you returned the sentence's probability; the exercise asks for its log "
+                    "(a sum of log-probabilities, not a product of probabilities)")
         elif math.isclose(got, want - per_token[-1].item(), abs_tol=1e-4):
             hint = f"{text!r}: the final '.' is a token too: include its log-probability"
         elif math.isclose(got, logp_all[1:].gather(-1, ids[0, 1:, None]).sum().item(), abs_tol=1e-4) or \
@@ -182,11 +194,6 @@ def check_sentence_log_prob(fn):
         if _first_wrong_try("log_prob"):
             raise AssertionError(f"{hint} (A second wrong try shows the expected value.)")
         raise AssertionError(f"{hint} Expected a log-probability of {want:.4f}, got {got:.4f}.")
-
-
-# Wrong answers to exercise 4 so far in this session: the first gets a hint only, so that the
-# learner looks for the missing term before seeing the expected count; later ones get the numbers.
-_FLOPS_WRONG_TRIES = {"count": 0}
 
 
 @checker("Exercise 4 (FLOPs per token)")
@@ -217,8 +224,7 @@ def check_flops_per_token(fn):
         elif got == want - 2 * n * d * f:
             hint = " The feed-forward network has two matrices of d_model x d_ff."
         case = f"vocab_size={v}, d_model={d}, num_layers={n}, d_ff={f}, context={c}"
-        _FLOPS_WRONG_TRIES["count"] += 1
-        if _FLOPS_WRONG_TRIES["count"] == 1:
+        if _first_wrong_try("flops"):  # a hint only, so that the learner looks for the missing term first
             raise AssertionError(f"{case}: you counted {got:,} FLOPs, which is not the forward pass of one "
                                  f"token.{hint} (A second wrong try shows the expected count.)")
         raise AssertionError(
