@@ -75,7 +75,7 @@ def test_one_head():
         return lambda v: Transformer(vocab or v, vocab or v, d_model, heads, layers, d_ff,
                                      dropout=0.0, max_len=40, norm_first=norm_first)
 
-    assert nb10.check_one_head(build(1), ref)
+    assert nb10.check_one_head(build(1), ref, (2.0237, 2.0220))  # seed 0's step-100 losses
     with pytest.raises(AssertionError, match="expected 1 head in every attention layer, found num_heads \\[4\\] in 6 layers"):
         nb10.check_one_head(build(4), ref)
     with pytest.raises(AssertionError, match="keep d_model = 16"):
@@ -86,6 +86,31 @@ def test_one_head():
         nb10.check_one_head(build(1, norm_first=False), ref)
     with pytest.raises(AssertionError, match="parameters, but the reference has"):
         nb10.check_one_head(build(1, vocab=31), ref)
+
+
+def test_one_head_losses(capsys):
+    """The structure alone is not the answer: without losses the checker asks for them; losses near
+    the source-free floor (2.38) are refused, the first time with a hint, from the second wrong try
+    with the losses to expect."""
+    ref = reference()
+
+    def right(v):
+        return Transformer(v, v, 16, 1, 2, 32, dropout=0.0, max_len=40, norm_first=True)
+
+    assert not nb10.check_one_head(right, ref)
+    assert not nb10.check_one_head(right, ref, ...)
+    assert capsys.readouterr().out.count("Now train it and the 4-head model for 100 steps") == 2
+    with pytest.raises(AssertionError, match="two positive numbers"):
+        nb10.check_one_head(right, ref, 2.02)
+    with pytest.raises(AssertionError, match="train the same model twice"):
+        nb10.check_one_head(right, ref, (2.02, 2.02))
+    nb10.WRONG_TRIES["losses"] = 0
+    with pytest.raises(AssertionError, match=r"one head 4\.3415 and four heads 4\.3506: not below 2\.18") as err:
+        nb10.check_one_head(right, ref, (4.3415, 4.3506))  # the step-25 losses
+    assert "1.96-2.16" not in str(err.value) and "second wrong try" in str(err.value)
+    with pytest.raises(AssertionError, match=r"one head 2\.3000: not below 2\.18.*1\.96-2\.16 with one head"):
+        nb10.check_one_head(right, ref, (2.30, 2.02))  # near the floor: no sign of reading the source
+    nb10.WRONG_TRIES["losses"] = 0
 
 
 def test_without_positions_accuracies():

@@ -10,9 +10,16 @@ from ._common import NotAttempted, call, checker
 
 __all__ = ["WRONG_TRIES", "check_one_head", "check_warmup", "check_without_positions"]
 
-# Wrong accuracies for exercise 1 so far in this session: the first gets a hint only, later ones the
-# values our runs reached as well.
-WRONG_TRIES = {"accuracies": 0}
+# Wrong answers so far in this session (exercise 1's accuracies, exercise 2's losses): the first gets
+# a hint only, later ones the values our runs reached as well.
+WRONG_TRIES = {"accuracies": 0, "losses": 0}
+
+# Exercise 2: the lowest loss a model that ignores the source can reach on the recipe's training
+# dates (the entropy of the label-smoothed targets at each output place, averaged over the places;
+# the solutions compute it: 2.3802), and how far below it both step-100 losses must end. Ten seeds
+# of the solution's run end 0.22 to 0.42 below it (tests/conclusions/test_nb10_translator.py).
+SOURCE_FREE_FLOOR = 2.38
+BELOW_FLOOR = 0.2
 
 
 def _small_model(norm_first=True) -> Transformer:
@@ -96,8 +103,11 @@ def _check_accuracies(accuracies) -> None:
 
 
 @checker("Exercise 2 (one head)")
-def check_one_head(fn, reference: Transformer):
-    """``fn(vocab_size)`` builds the same model as ``reference`` but with one attention head."""
+def check_one_head(fn, reference: Transformer, losses=None):
+    """``fn(vocab_size)`` builds the same model as ``reference`` but with one attention head.
+    ``losses`` = (one head, four heads): the training loss of each at step 100 (warm-up 30). Both
+    must end clearly below what a model that ignores the source can reach (``SOURCE_FREE_FLOOR``),
+    or the falling loss says nothing about whether the model reads the source."""
     vocab = reference.src_embed.num_embeddings
     got = call(fn, vocab)
     assert isinstance(got, Transformer), f"return a Transformer, got {type(got).__name__}"
@@ -118,6 +128,36 @@ def check_one_head(fn, reference: Transformer):
     assert n_got == n_ref, (
         f"{n_got} parameters, but the reference has {n_ref}: with the same d_model the number of "
         "heads should not change the parameter count. Check the vocabulary size and d_ff")
+    if losses is None or losses is Ellipsis:
+        raise NotAttempted("one_head_model is right. Now train it and the 4-head model for 100 steps "
+                           "each and pass their last losses: losses = (one head, four heads).")
+    _check_losses(losses)
+
+
+def _check_losses(losses) -> None:
+    pair = isinstance(losses, (tuple, list)) and len(losses) == 2
+    assert pair and all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in losses), (
+        f"expected losses = (one head, four heads), two positive numbers, got {losses!r:.80}: "
+        "take the last entry of each history's 'loss' list, e.g. history['loss'][-1]")
+    one, four = losses
+    assert one != four, (
+        f"both losses are {one:.4f}: did you train the same model twice? Train one_head_model(...) "
+        "and make_translator(...), and take each one's last loss")
+    limit = SOURCE_FREE_FLOOR - BELOW_FLOOR
+    high = [f"{name} {x:.4f}" for name, x in (("one head", one), ("four heads", four)) if x >= limit]
+    if high:
+        WRONG_TRIES["losses"] += 1
+        expected = ("" if WRONG_TRIES["losses"] == 1 else
+                    f" Our runs (ten seeds, 100 steps, warm-up 30) ended at 1.96-2.16 with one head and "
+                    f"1.98-2.12 with four, 0.22 to 0.42 below the floor {SOURCE_FREE_FLOOR}: one head "
+                    f"still learns, and within 0.1 of four.")
+        raise AssertionError(
+            f"{' and '.join(high)}: not below {limit:.2f}. A model that ignores the source can already "
+            f"reach a loss of about {SOURCE_FREE_FLOOR} (by writing the tokens that are common at each "
+            "place of the output), so a loss near or above that says nothing about learning. Pass the "
+            "loss at step 100 (the last one), not an earlier one, after 100 steps with warmup_steps=30 "
+            "and the recipe's batch_size=64 and peak_lr=2e-3." + expected
+            + ("" if expected else " (A second wrong try shows the losses to expect.)"))
 
 
 @checker("Exercise 3 (post-LN with and without warm-up)")
