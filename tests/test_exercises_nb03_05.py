@@ -50,6 +50,12 @@ def test_nb03_mouse_looks_at(capsys):
     rejects(nb03.check_mouse_looks_at, {"cat"}, r"Weights: the 0\.2619, big 0\.0480, cat 0\.0205")
     rejects(nb03.check_mouse_looks_at, "the", r"you name \['the'\], but \['a'\] get exactly the same weight")
     rejects(nb03.check_mouse_looks_at, ["mouse", "the", "a"], r"the largest weight goes to \['a', 'the'\]")
+    # a partial tie: first a hint that another word ties, then the weights
+    nb03.WRONG_TRIES["mouse_looks_at"] = 0
+    with pytest.raises(AssertionError) as first:
+        nb03.check_mouse_looks_at("the")
+    assert "not alone" in str(first.value) and "'a'" not in str(first.value) and "0.2619" not in str(first.value)
+    rejects(nb03.check_mouse_looks_at, "the", r"you name \['the'\], but \['a'\] get exactly the same weight")
     rejects(nb03.check_mouse_looks_at, {"dog"}, r"\['dog'\] are not words of the sentence")
     rejects(nb03.check_mouse_looks_at, 5, "expected a word of the sentence, or a set of words")
 
