@@ -169,6 +169,62 @@ def numerics() -> dict:
             **{k: os.environ.get(k) for k in ("MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}}
 
 
+# Trained runs shipped with the repository (``helpers/data/pretrained/runs``): the models the notebooks
+# train with their stored settings, written by ``python3 tools/ship_runs.py`` under the suite's pinned
+# kernels and listed with their sha256 in ``manifest.json``. A run is found by ``shipped_name``: its
+# key, initial weights and thread count, but not the torch version, device or kernels, so a learner's
+# first run loads it on any machine instead of training. tests/conclusions/test_shipped_runs.py
+# retrains every one (``ATTENTION_TUTORIAL_RETRAIN=1``) and checks it gives the shipped bits.
+SHIPPED_RUNS = Path(__file__).resolve().parent / "data" / "pretrained" / "runs"
+SHIPPED_MANIFEST = SHIPPED_RUNS / "manifest.json"
+_SHIPPED = {"use": os.environ.get("ATTENTION_TUTORIAL_RETRAIN", "").strip() in ("", "0")}
+
+
+def use_shipped(use: bool = True) -> None:
+    """The retrain switch: ``use_shipped(False)`` makes every later training in this process train
+    (or load your own earlier training from the cache) instead of loading the weights shipped with the
+    repository; ``use_shipped(True)`` turns them back on. The environment variable
+    ``ATTENTION_TUTORIAL_RETRAIN=1`` sets False at start-up."""
+    if not isinstance(use, bool):
+        raise TypeError(f"use_shipped: use must be True or False, got {_checks.got(use)}")
+    _SHIPPED["use"] = use
+
+
+def shipped_name(name: str, key: dict, model: nn.Module, threads: int) -> str:
+    """The file name a shipped run of ``load_or_train(name, model, ..., key)`` has: it covers what
+    decides the weights on every machine (the key, the initial weights, the thread count), not the
+    torch version, the device or the CPU's kernels."""
+    parts = {"key": key, "init": module_digest(model), "threads": threads}
+    return f"{name}-{hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:20]}.pt"
+
+
+def shipped_manifest() -> dict:
+    """``{file name: {"sha256": ..., "notebook": ...}}`` of the shipped runs ({} if there are none)."""
+    try:
+        return json.loads(SHIPPED_MANIFEST.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _load_shipped(file_name: str, model: nn.Module, device) -> dict | None:
+    """The shipped run ``file_name`` loaded into ``model`` (its history, marked shipped), or None if
+    there is none, the switch is off, or the file's sha256 is not the manifest's (then a warning)."""
+    entry = shipped_manifest().get(file_name) if _SHIPPED["use"] else None
+    if entry is None:
+        return None
+    path = SHIPPED_RUNS / file_name
+    if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != entry.get("sha256"):
+        _warn(f"the shipped run {path} is missing or not the file its manifest records (sha256): "
+              f"training instead")
+        return None
+    stored, why = _read_entry(path, model, device)
+    if stored is None:
+        _warn(f"the shipped run {path} cannot be used ({why}): training instead")
+        return None
+    model.load_state_dict(stored["state_dict"])
+    return {**_restored(stored["history"]), "cached": True, "shipped": True}
+
+
 def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: dict,
                   cache: bool = True, threads: int | None = None) -> tuple[nn.Module, dict]:
     """``train()`` trains ``model`` (freshly initialised) in place and returns its history; with
@@ -180,7 +236,10 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
     version, the device, the thread count and, on a CPU, the kernels' ``numerics()``.
     ``threads`` (an int) trains with that many CPU threads, then restores the setting: small models
     train as fast on one thread, and then the weights do not depend on OMP_NUM_THREADS.
-    Returns ``(model, history)``, the model in eval mode; ``history["cached"]`` says which happened.
+    With ``cache``, a run shipped with the repository (``SHIPPED_RUNS``, found by ``shipped_name``)
+    is loaded when the cache has none, unless ``use_shipped(False)`` (the retrain switch).
+    Returns ``(model, history)``, the model in eval mode; ``history["cached"]`` says whether it was
+    loaded, ``history["shipped"]`` (present only then) that it came from the shipped runs.
     """
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or threads < 1):
@@ -193,6 +252,7 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
         raise TypeError(f"load_or_train: train must be a function that trains the model, got "
                         f"{_checks.got(train)}")
     device = next(model.parameters()).device
+    ship = shipped_name(name, key, model, threads if threads is not None else torch.get_num_threads())
     parts = {"key": key, "init": module_digest(model),
              "torch": torch.__version__, "device": str(device),
              "threads": threads if threads is not None else torch.get_num_threads(),
@@ -215,6 +275,9 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
                 model.load_state_dict(stored["state_dict"])
                 return model.eval(), {**_restored(stored["history"]), "cached": True}
             _warn(f"the cache file {path} cannot be used ({why}): training again and replacing it")
+        shipped = _load_shipped(ship, model, device) if cache else None
+        if shipped is not None:
+            return model.eval(), shipped
         previous = torch.get_num_threads()
         if threads is not None:
             torch.set_num_threads(threads)
@@ -227,6 +290,8 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
                             f"{_checks.got(history)}")
         if cache:
             _save(path, model, history)
+        if os.environ.get("ATTENTION_TUTORIAL_SHIP_TO"):  # tools/ship_runs.py records the run
+            _save(Path(os.environ["ATTENTION_TUTORIAL_SHIP_TO"]) / ship, model, history)
     return model.eval(), {**history, "cached": False}
 
 
