@@ -278,6 +278,14 @@ def test_moves_rejects_malformed_answers():
     rejects(nb08.check_moves, {**RIGHT_MOVES, "c": [4]}, r"\(c\): the target positions are 0\.\.3")
 
 
+def test_rotation_alignment_tests_on_strings_it_never_trained_on():
+    """Exercise 4's checker measures the alignment on 200 distinct strings that training never drew."""
+    train, test = nb08.rotation_strings()
+    assert len(train) == 300 * 64 and len(test) == len(set(test)) == 200
+    assert not set(test) & set(train)
+    assert all(len(set(s)) == 6 for s in test)
+
+
 def test_rotation_alignment(capsys):
     accepts(nb08.check_rotation_alignment, [2, 3, 4, 5, 0, 1], capsys)
     rejects(nb08.check_rotation_alignment, [2, 3, 4], "6 source positions")

@@ -186,13 +186,28 @@ def check_cross_attention_zeros(fn):
 ROTATION_SHIFT = 2  # "fcabje" -> "abjefc": output position t writes source letter (t + 2) mod 6
 
 
+def rotation_strings(steps: int = 300) -> tuple[list[str], list[str]]:
+    """(training strings, test strings) of exercise 4: ``steps * 64`` draws of 6 distinct letters to
+    train on, then 200 distinct strings that training never drew, as in section 7."""
+    import random
+
+    letters, ls = "abcdefghij", 6
+    rng = random.Random(0)
+    strings = ["".join(rng.sample(letters, ls)) for _ in range(steps * 64)]
+    seen, test = set(strings), []
+    while len(test) < 200:  # strings the model never trained on
+        s = "".join(rng.sample(letters, ls))
+        if s not in seen and s not in test:
+            test.append(s)
+    return strings, test
+
+
 def rotation_alignment(seed: int = 0, steps: int = 300) -> tuple[list[int], float]:
     """Train section 7's model (1 layer each, d_model 32, 2 heads, ``steps`` Adam steps, cached on
     disk) to rotate strings of 6 distinct letters left by ``ROTATION_SHIFT``; return, for each output
     position t < 6, the source position where its head-averaged cross-attention peaks most often
-    over 200 fresh strings, and the share of (string, t) peaks at (t + shift) mod 6."""
-    import random
-
+    over 200 strings it never trained on (``rotation_strings``), and the share of (string, t) peaks
+    at (t + shift) mod 6."""
     from ..attention import padding_mask, target_mask
     from ..cache import train_once
     from ..data import CharTokenizer
@@ -200,8 +215,7 @@ def rotation_alignment(seed: int = 0, steps: int = 300) -> tuple[list[int], floa
     from ..transformer import Transformer
 
     letters, ls, shift = "abcdefghij", 6, ROTATION_SHIFT
-    rng = random.Random(0)
-    strings = ["".join(rng.sample(letters, ls)) for _ in range(steps * 64)]
+    strings, test = rotation_strings(steps)
     pairs = [(s, s[shift:] + s[:shift]) for s in strings]
     tok = CharTokenizer(letters)
     with torch.random.fork_rng(devices=[]):  # section 7's seed_everything(seed), without side effects
@@ -210,7 +224,6 @@ def rotation_alignment(seed: int = 0, steps: int = 300) -> tuple[list[int], floa
                             dropout=0.0, max_len=16)
     train_once(train_seq2seq, model, pairs, tok, steps=steps, batch_size=64, peak_lr=3e-3,
                warmup_steps=30, smoothing=0.0, log_every=50)
-    test = ["".join(rng.sample(letters, ls)) for _ in range(200)]
     src = torch.tensor([tok.encode(s) for s in test])  # (200, Ls)
     tgt = torch.tensor([tok.encode(s[shift:] + s[:shift], add_bos=True, add_eos=True) for s in test])
     dec_in = tgt[:, :-1]  # (200, Lt)
@@ -250,5 +263,5 @@ def check_rotation_alignment(reads):
         raise AssertionError(f"you predicted {given}; hint: {hint}. Try again; a second wrong answer "
                              "shows where the trained model's cross-attention peaks.")
     raise AssertionError(f"you predicted {given}; the trained model's cross-attention peaks at "
-                         f"{measured} (for {share:.0%} of the output letters of 200 fresh strings at "
+                         f"{measured} (for {share:.0%} of the output letters of 200 strings it never trained on at "
                          f"exactly those positions): {hint}")

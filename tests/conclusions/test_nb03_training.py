@@ -18,12 +18,9 @@ Does the small -a gradient stop learning? That depends on the optimiser (a secon
 with Adam, the notebook's optimiser, -a taught the saturated model the new pairs at seed 0,
 0.9998 and 0.9997 in 300 steps). The notebook's control is plain gradient descent (SGD, learning
 rate 0.1, 300 steps, the notebook's own learn_new_pairs): SGD with -a leaves both new weights below
-0.01, SGD with -log a lifts both above 0.8, and from the random start (not saturated) the same SGD
-run with -a raises the two weights more than 10 times as much in total as from the trained model
-(so SGD with -a is not merely slow). Written from seeds 0-4, measured before writing: SGD -a at
-most 0.0025 (0.0002 after 600 training steps), SGD -log a at least 0.8664, the rise ratio at least
-70 (seed 1; 398-1155 at the others). Held-out seeds 5-9, the same thresholds: SGD -a at most 0.0024,
-SGD -log a at least 0.9641, ratio at least 623. Adam with -a depends on the seed: at seeds 0-4
+0.01, SGD with -log a lifts both above 0.8. Written from seeds 0-4, measured before writing: SGD -a at
+most 0.0025 (0.0002 after 600 training steps), SGD -log a at least 0.8664. Held-out seeds 5-9, the same
+thresholds: SGD -a at most 0.0024, SGD -log a at least 0.9641. Adam with -a depends on the seed: at seeds 0-4
 (200 steps) it learned both new pairs at seed 0 and left one below 0.0002 at seeds 1-4; over seeds
 0-9 it learned both (above 0.9) at 4 seeds (0, 5, 6, 7) and left one below 0.01 at the other 6; after
 the Try-it's 600 training steps, both at 2 seeds (0, 7). The notebook's prose states these counts.
@@ -45,6 +42,21 @@ after SGD with -a): 100 steps 23.3-35.2 times, 0.9412, 0.96, 0.1998, 0.0454, 0.9
 times" at 100 steps; "both below 0.01" at 150 and 200) checked unchanged at held-out seeds 5-9:
 100 steps 27.5-49.3 times; 150 steps at most 0.0049. The count the prose states, a new weight
 above 0.9 after 100 training steps, is 4 of seeds 0-9 (0, 1, 4, 7; seed 2 lands at 0.1998).
+
+The control "is SGD with -a merely slow?" (a fifth read: the notebook compared the SUM of the two new
+weights' rises over 300 SGD steps from the random start and from the trained model, and one pair made
+nearly all of it: from the random start chased -> cat rose only 0.0461 at seed 0 and fell at seed 9).
+Now each pair on its own, 1,000 SGD steps with -a from both. Measured, seeds 0-4 (pinned): from the
+random start both new weights 0.9888-0.9971; from the model trained 200 steps chased -> cat at most
+0.0001, big -> mouse 0.9948-0.9967; after 600 training steps both at most 0.0003; |W_k| trained/start
+7.3-21.5 times (200 and 600 steps). Thresholds ("both above 0.9"; "chased -> cat below 0.01"; "big -> mouse above 0.9";
+600 steps "both below 0.01"; "W_k more than 5 times") checked unchanged at held-out seeds 5-9: random
+start 0.9563-0.9972, chased -> cat at most 0.0010, after 600 steps at most 0.0004, |W_k| 6.0-11.2
+times; big -> mouse 0.9691, 0.6292 (seed 6), 0.9927, 0.9864, 0.9908: it failed at seed 6, so the prose
+states "9 of the 10 seeds" for it (a count test), not a threshold for every seed.
+Adam with -a after only 100 training steps (the Try it STEPS = 100): learned both at seeds 4-7 only; at
+seed 0 (the notebook's) it learned big -> mouse and left chased -> cat at 0.0000, although it learned
+both after 200 and 600 steps: the prose says Adam's outcome does not follow how saturated the model is.
 """
 
 import functools
@@ -117,15 +129,15 @@ def use_new_pairs():
 
 
 @functools.cache
-def new_pairs_learned(seed: int, steps: int, how: str, model: str = "trained"):
-    """The new pairs' weights (2,) after the notebook's learn_new_pairs (300 steps) from the model at
+def new_pairs_learned(seed: int, steps: int, how: str, model: str = "trained", new_steps: int = 300):
+    """The new pairs' weights (2,) after the notebook's learn_new_pairs (`new_steps` steps) from the model at
     its start or after `steps` training steps; how: 'Adam, -log a', 'Adam, -a', 'SGD, -log a', 'SGD, -a'."""
     ns = use_new_pairs()
     optimiser, loss = how.split(", ")
     kwargs = dict(ns["sgd"]) if optimiser == "SGD" else {}
     kwargs["loss_of"] = ns["log_loss"] if loss == "-log a" else ns["weight_loss"]
     start, trained_model, _ = trained(seed, steps)
-    return ns["learn_new_pairs"](start if model == "start" else trained_model, **kwargs)
+    return ns["learn_new_pairs"](start if model == "start" else trained_model, steps=new_steps, **kwargs)
 
 
 @pytest.mark.parametrize("steps", STEPS)
@@ -147,17 +159,43 @@ def test_small_final_gradient_is_convergence_and_saturation_shows_only_without_t
 @pytest.mark.parametrize("steps", STEPS)
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
 def test_saturation_stops_plain_gradient_descent_under_minus_a(seed, steps):
-    """The notebook's SGD control: with -a the saturated model's new weights stay below 0.01, with
-    -log a they pass 0.8, and from the unsaturated random start SGD with -a raises them more than
-    10 times as much in total."""
+    """The notebook's SGD runs of 300 steps: with -a the saturated model's new weights stay below 0.01,
+    with -log a they pass 0.8."""
     with_log, with_a = new_pairs_learned(seed, steps, "SGD, -log a"), new_pairs_learned(seed, steps, "SGD, -a")
     assert (with_log > 0.8).all(), f"seed {seed}, {steps} steps: SGD with -log a {with_log.tolist()}"
     assert (with_a < 0.01).all(), f"seed {seed}, {steps} steps: SGD with -a {with_a.tolist()}"
+
+
+@pytest.mark.parametrize("steps", STEPS)
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_control_1000_sgd_steps_with_minus_a_teach_the_random_start_both_pairs_not_the_trained_model(seed, steps):
+    """The notebook's control, each new pair on its own: 1,000 SGD steps with -a lift both new weights
+    above 0.9 from the random start; from the trained model they leave chased -> cat below 0.01 (after
+    200 training steps) and both below 0.01 (after the Try-it's 600); the trained W_k is more than 5
+    times the start's."""
+    from_start = new_pairs_learned(seed, steps, "SGD, -a", model="start", new_steps=1000)
+    from_trained = new_pairs_learned(seed, steps, "SGD, -a", new_steps=1000)
+    assert (from_start > 0.9).all(), f"seed {seed}: from the random start {from_start.tolist()}"
+    assert from_trained[1] < 0.01, f"seed {seed}, {steps} steps: chased -> cat {from_trained[1]:.4f}"
+    if steps == 600:
+        assert (from_trained < 0.01).all(), f"seed {seed}, 600 steps: {from_trained.tolist()}"
     start, model, _ = trained(seed, steps)
-    new = (pairs(*ROWS), pairs(*NEW))
-    rise_trained = (with_a - weights(model)[new]).sum().item()
-    rise_start = (new_pairs_learned(seed, steps, "SGD, -a", model="start") - weights(start)[new]).sum().item()
-    assert rise_start > 10 * rise_trained, f"seed {seed}, {steps} steps: rise {rise_start:.4f} vs {rise_trained:.5f}"
+    wk_start, wk_trained = start.w_k.weight.norm().item(), model.w_k.weight.norm().item()
+    assert wk_trained > 5 * wk_start, f"seed {seed}, {steps} steps: |W_k| {wk_start:.4f} -> {wk_trained:.4f}"
+
+
+def test_control_big_to_mouse_creeps_past_0_9_at_9_of_seeds_0_to_9():
+    """The prose: from the model trained for 200 steps, 1,000 SGD steps with -a lift big -> mouse above
+    0.9 at seed 0 and at 9 of seeds 0-9 (seed 6: 0.6292)."""
+    crept = [seed for seed in ALL_SEEDS if new_pairs_learned(seed, 200, "SGD, -a", new_steps=1000)[0] > 0.9]
+    assert 0 in crept and len(crept) == 9, f"big -> mouse above 0.9 at seeds {crept}"
+
+
+def test_try_it_100_steps_adam_with_minus_a_fails_at_seed_0():
+    """The Try it's STEPS = 100 sentence: at seed 0 the Adam check prints a cross (one new weight below
+    0.01), although Adam learned both after 200 and 600 training steps (the count test above)."""
+    w = new_pairs_learned(0, 100, "Adam, -a")
+    assert (w < 0.01).any(), f"seed 0, 100 steps: Adam with -a {w.tolist()}"
 
 
 def adam_with_minus_a_learns_both(seed: int, steps: int) -> bool:

@@ -185,3 +185,24 @@ def test_control_new_linear_read_outs_on_the_frozen_head_stay_behind_after_1500_
     if split:
         mlp = new_read_outs(seed, 128, 150)[0]
         assert both < mlp - 0.1, f"seed {seed}: new linear {both:.4f}, MLPs {mlp:.4f}"
+
+
+MLP_LEAD_UNDER_20_POINTS = (16, 17, 18)  # of seeds 10-19: the prose's "20 points at only 7 of the 10"
+
+
+def test_mlp_read_outs_lead_by_10_points_at_seeds_10_to_19_but_by_20_only_at_7():
+    """The prose's scope of the claim "at least 20 points more than the same head's linear read-outs"
+    (MLP read-outs after 150 steps against the head's own linear read-outs after 150): it held at the 9
+    seeds of 0-9 where the head split its weight (the MLP test above). A fifth read found it failing at
+    seed 16; measured at seeds 10-19 (pinned): leads 0.2310, 0.2260, 0.2737, 0.3643, 0.2399, 0.6499,
+    0.1670, 0.1864, 0.1911, 0.2576, MLP read-outs 0.8991-0.9419. The prose claims 10 points at every
+    one of them and 20 points at 7 of the 10; the notebook's threshold is not changed."""
+    under_20 = []
+    for seed in EXTRA_SEEDS:
+        _, (linear_both, _, _), split = linear_head(seed)
+        both = new_read_outs(seed, 128, 150)[0]
+        assert min(split) > 0.25 and both > 0.75, f"seed {seed}: split {split}, MLPs {both:.4f}"
+        assert both > linear_both + 0.1, f"seed {seed}: MLPs {both:.4f}, linear {linear_both:.4f}"
+        if both <= linear_both + 0.2:
+            under_20.append(seed)
+    assert tuple(under_20) == MLP_LEAD_UNDER_20_POINTS, under_20
