@@ -173,7 +173,7 @@ def numerics() -> dict:
 # train with their stored settings, written by ``python3 tools/ship_runs.py`` under the suite's pinned
 # kernels and listed with their sha256 in ``manifest.json``. A run is found by ``shipped_name``: its
 # key, initial weights and thread count, but not the torch version, device or kernels, so a learner's
-# first run loads it on any machine instead of training. tests/conclusions/test_shipped_runs.py
+# first run loads it on any machine instead of training. tests/conclusions/test_retrained_shipped_runs.py
 # retrains every one (``ATTENTION_TUTORIAL_RETRAIN=1``) and checks it gives the shipped bits.
 SHIPPED_RUNS = Path(__file__).resolve().parent / "data" / "pretrained" / "runs"
 SHIPPED_MANIFEST = SHIPPED_RUNS / "manifest.json"

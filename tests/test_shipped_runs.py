@@ -1,7 +1,7 @@
 """The runs shipped with the repository (helpers/data/pretrained/runs): the files are the ones the
 manifest records, small, loadable as tensors only, and ``load_or_train`` loads one when the cache has
 none, unless the retrain switch is off. That a retraining gives the same bits is checked in
-tests/conclusions/test_shipped_runs.py (it trains)."""
+tests/conclusions/test_retrained_shipped_runs.py (it trains)."""
 
 from __future__ import annotations
 

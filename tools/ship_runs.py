@@ -8,7 +8,7 @@ Each notebook is executed (not saved) in a fresh kernel under the suite's pinned
 (``tools/numerics.py``), with an empty model cache, ``ATTENTION_TUTORIAL_RETRAIN=1`` (nothing is loaded
 from the shipped runs) and ``ATTENTION_TUTORIAL_SHIP_TO`` set, so that ``helpers.cache.load_or_train``
 writes every run it trains under its ``shipped_name``. Pinned, a retraining on any x86-64 machine
-with AVX2 gives the same bits: tests/conclusions/test_shipped_runs.py retrains them all and checks
+with AVX2 gives the same bits: tests/conclusions/test_retrained_shipped_runs.py retrains them all and checks
 that (``--check`` does the same by hand). Notebook 12's date models are shipped on their own
 (``tools/ship_date_models.py``).
 """
