@@ -173,8 +173,10 @@ def numerics() -> dict:
 # train with their stored settings, written by ``python3 tools/ship_runs.py`` under the suite's pinned
 # kernels and listed with their sha256 in ``manifest.json``. A run is found by ``shipped_name``: its
 # key, initial weights and thread count, but not the torch version, device or kernels, so a learner's
-# first run loads it on any machine instead of training. tests/conclusions/test_retrained_shipped_runs.py
-# retrains every one (``ATTENTION_TUTORIAL_RETRAIN=1``) and checks it gives the shipped bits.
+# first run loads it instead of training wherever the same recipe builds the same starting model (a
+# CPU with AVX2 or AVX-512, or a GPU for a model built on the CPU; a key that holds a function's
+# bytecode also needs the same Python). Elsewhere it trains, as before.
+# tests/conclusions/test_retrained_shipped_runs.py retrains every one and checks it gives the shipped bits.
 SHIPPED_RUNS = Path(__file__).resolve().parent / "data" / "pretrained" / "runs"
 SHIPPED_MANIFEST = SHIPPED_RUNS / "manifest.json"
 _SHIPPED = {"use": os.environ.get("ATTENTION_TUTORIAL_RETRAIN", "").strip() in ("", "0")}
@@ -188,6 +190,11 @@ def use_shipped(use: bool = True) -> None:
     if not isinstance(use, bool):
         raise TypeError(f"use_shipped: use must be True or False, got {_checks.got(use)}")
     _SHIPPED["use"] = use
+
+
+def shipped_in_use() -> bool:
+    """Whether trainings load the shipped runs (the retrain switch, ``use_shipped``)."""
+    return _SHIPPED["use"]
 
 
 def shipped_name(name: str, key: dict, model: nn.Module, threads: int) -> str:
@@ -208,8 +215,10 @@ def shipped_manifest() -> dict:
 
 def _load_shipped(file_name: str, model: nn.Module, device) -> dict | None:
     """The shipped run ``file_name`` loaded into ``model`` (its history, marked shipped), or None if
-    there is none, the switch is off, or the file's sha256 is not the manifest's (then a warning)."""
-    entry = shipped_manifest().get(file_name) if _SHIPPED["use"] else None
+    there is none, the switch is off, ``tools/ship_runs.py`` is recording, or the file's sha256 is not
+    the manifest's (then a warning)."""
+    recording = bool(os.environ.get("ATTENTION_TUTORIAL_SHIP_TO"))  # tools/ship_runs.py: train them all
+    entry = shipped_manifest().get(file_name) if _SHIPPED["use"] and not recording else None
     if entry is None:
         return None
     path = SHIPPED_RUNS / file_name

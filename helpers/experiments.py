@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from .cache import fingerprint, load_or_train, tensor_digest
+from .cache import fingerprint, load_or_train, shipped_in_use, tensor_digest
 from .data import CharTokenizer, date_splits
 from .data import toy_language as tl
 from .env import get_device, seed_everything
@@ -147,8 +147,9 @@ def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=
     "acc", and "cached" (loaded, not trained here).
 
     Seed 0 with the recipe's steps is shipped with the repository (``SHIPPED_DATE_MODELS``): it is
-    loaded from there unless ``retrain=True``, which trains it (or loads your own earlier training
-    from the on-disk cache, ``helpers.cache``, if ``cache``).
+    loaded from there unless ``retrain=True`` or the retrain switch is off
+    (``helpers.cache.use_shipped(False)``, ``ATTENTION_TUTORIAL_RETRAIN=1``), which trains it (or loads
+    your own earlier training from the on-disk cache, ``helpers.cache``, if ``cache``).
 
     ``smoothing`` (encoder-decoder only) replaces notebook 10's label smoothing of 0.1 with another
     value, e.g. 0.0 for the control that trains both models on plain cross-entropy; None keeps it."""
@@ -167,7 +168,7 @@ def train_date_model(kind: str, seed: int = 0, steps: int | None = None, device=
     tok, pairs = task["tok"], task["test_pairs"][: r["eval_dates"]]
     encdec, gpt = make_date_models(seed, device)
     model = encdec if kind == "encdec" else gpt
-    if not retrain and seed == 0 and r == DATE_RECIPE and smoothing is None:
+    if not retrain and shipped_in_use() and seed == 0 and r == DATE_RECIPE and smoothing is None:
         shipped = load_shipped_date_model(kind, model)
         if shipped is not None:
             return shipped

@@ -127,3 +127,16 @@ def test_the_name_does_not_depend_on_the_device_or_kernels(monkeypatch):
 def test_the_switch_takes_a_bool():
     with pytest.raises(TypeError, match="use must be True or False, got"):
         use_shipped("no")
+
+
+def test_the_switch_also_retrains_notebook_12s_date_models(monkeypatch):
+    from helpers import experiments
+
+    def trained(*args, **kwargs):
+        raise AssertionError("trained")
+    monkeypatch.setattr(experiments, "load_or_train", trained)
+    monkeypatch.setitem(cache._SHIPPED, "use", False)
+    with pytest.raises(AssertionError, match="trained"):
+        experiments.train_date_model("gpt", seed=0, device="cpu")
+    monkeypatch.setitem(cache._SHIPPED, "use", True)
+    assert experiments.train_date_model("gpt", seed=0, device="cpu")[1]["shipped"]

@@ -5,9 +5,9 @@
     python3 tools/ship_runs.py --check    # retrain them in a temporary folder and compare, write nothing
 
 Each notebook is executed (not saved) in a fresh kernel under the suite's pinned kernels
-(``tools/numerics.py``), with an empty model cache, ``ATTENTION_TUTORIAL_RETRAIN=1`` (nothing is loaded
-from the shipped runs) and ``ATTENTION_TUTORIAL_SHIP_TO`` set, so that ``helpers.cache.load_or_train``
-writes every run it trains under its ``shipped_name``. Pinned, a retraining on any x86-64 machine
+(``tools/numerics.py``), with an empty model cache and ``ATTENTION_TUTORIAL_SHIP_TO`` set, so that
+``helpers.cache.load_or_train`` loads nothing from the shipped runs and writes every run it trains
+under its ``shipped_name``. Pinned, a retraining on any x86-64 machine
 with AVX2 gives the same bits: tests/conclusions/test_retrained_shipped_runs.py retrains them all and checks
 that (``--check`` does the same by hand). Notebook 12's date models are shipped on their own
 (``tools/ship_date_models.py``).
@@ -45,7 +45,7 @@ def run_notebook(relpath: str, ship_to: Path, cache: Path) -> None:
     path = ROOT / relpath
     nb = nbformat.read(path, as_version=4)
     env = for_notebook(path.name, pin(dict(os.environ)))
-    env.update(ATTENTION_TUTORIAL_RETRAIN="1", ATTENTION_TUTORIAL_SHIP_TO=str(ship_to),
+    env.update(ATTENTION_TUTORIAL_SHIP_TO=str(ship_to),
                ATTENTION_TUTORIAL_CACHE=str(cache), OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "2"))
     env.pop("MPLBACKEND", None)
     client = NotebookClient(nb, kernel_name="python3", timeout=900, record_timing=False,

@@ -1,6 +1,6 @@
 """The trained runs shipped with the repository (helpers/data/pretrained/runs) are what the notebooks'
-recipes give: every notebook that uses them is run again with ``ATTENTION_TUTORIAL_RETRAIN=1``
-(``tools/ship_runs.py``: pinned kernels, an empty cache, nothing loaded from the shipped runs), which
+recipes give: every notebook that uses them is run again as ``tools/ship_runs.py`` runs it (pinned
+kernels, an empty cache, nothing loaded from the shipped runs), which
 also re-checks every claim the notebook makes under its stored settings on the retrained models, and
 each run it trains must be the shipped file's weights, bit for bit, with the same history (timings
 aside). A notebook that trains a run nobody shipped, or no longer trains a shipped one, fails too:
