@@ -97,6 +97,27 @@ def test_duplicate_token_score_rejects(wrong, word):
         nb14.check_duplicate_token_score(wrong)
 
 
+@pytest.mark.parametrize("convert", [lambda t: t.tolist(), lambda t: tuple(t.tolist())])
+def test_duplicate_token_score_asks_for_a_tensor(convert):
+    """A list (``.tolist()``) holds the right numbers but is refused: exercise 2 combines the score
+    with section 4's tensor scores. The message says what was expected and what came back."""
+    def as_list(weights, n):
+        return convert(duplicate_right(weights, n))
+
+    with pytest.raises(AssertionError, match=r"torch tensor of shape \(3,\).*got a (list|tuple): \[") as err:
+        nb14.check_duplicate_token_score(as_list)
+    assert ".tolist()" in str(err.value)
+
+
+def test_duplicate_token_score_asks_for_a_tensor_from_a_single_pattern_too():
+    def item_for_one(weights, n):
+        score = duplicate_right(weights, n)
+        return score.item() if score.dim() == 0 else score
+
+    with pytest.raises(AssertionError, match=r"torch tensor of shape \(\).*got a float"):
+        nb14.check_duplicate_token_score(item_for_one)
+
+
 @pytest.mark.parametrize("wrong, word", [(ov_transposed, "transpose"), (ov_whole_layer, "every head"),
                                          (ov_with_value_bias, "biases"),
                                          (ov_untransposed, r"nn\.Linear stores W\^T")])

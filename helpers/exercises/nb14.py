@@ -33,8 +33,21 @@ def _patterns(n: int) -> torch.Tensor:
     return w
 
 
+def _tensor_only(got, shape: tuple, what: str) -> torch.Tensor:
+    """The scores as a float tensor. A list or a float is refused: exercise 2 (and the solutions)
+    combine this score with section 4's tensor scores (torch.maximum), which needs a tensor."""
+    if not isinstance(got, torch.Tensor):
+        shown = [round(v, 3) for v in got] if isinstance(got, list | tuple) and all(
+            isinstance(v, int | float) for v in got) else got
+        raise AssertionError(
+            f"{what} should return a torch tensor of shape {shape}, one score per pattern (exercise 2 "
+            f"combines it with section 4's tensor scores); got a {type(got).__name__}: {shown!r}. "
+            "Leave out .tolist() and .item()")
+    return got.to(torch.float32)
+
+
 def _as_scores(got, want: torch.Tensor, what: str) -> torch.Tensor:
-    got = torch.as_tensor(got, dtype=torch.float32)
+    got = _tensor_only(got, tuple(want.shape), what)
     assert got.shape == want.shape, (
         f"{what} should return one score per pattern: shape {tuple(want.shape)}, got {tuple(got.shape)}"
     )
@@ -71,9 +84,10 @@ def check_duplicate_token_score(fn):
         hint = (f"right on (3, 2n, 2n) weights, but not on weights of shape {tuple(more.shape)}: "
                 "index from the end (dims -2 and -1) so that any number of leading dims works")
         try:
-            other = torch.as_tensor(call(fn, more, n), dtype=torch.float32)
+            other = call(fn, more, n)
         except (IndexError, RuntimeError, ValueError) as err:
             raise AssertionError(f"{hint} (it raised {type(err).__name__}: {err})") from None
+        other = _tensor_only(other, shape, "your function")
         assert other.shape == shape and torch.allclose(other, want[1].expand(shape), atol=1e-4), hint
 
 

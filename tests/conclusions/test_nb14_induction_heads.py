@@ -5,8 +5,8 @@ seeds 0-4, from which the thresholds were written, and at the held-out seeds 5-9
 are checked unchanged (``seed_sets``); at the variations its "Try it" suggests (1600 steps;
 |V| = 32) at seeds 0, 1, 2 and held-out 5, 6, 7 (|V| = 32 at all ten seeds 0-9: seeds 3, 4, 8 and 9
 were added after an outside reader found the parking control failing at 3 and 8), and 3200 steps
-at seeds 0, 1, held-out 5, 7, 8, and 9, 10 (what holds there: test_after_3200_steps,
-test_attention_sink_after_3200_steps; seeds 7, 8, 9 and 10 were added after outside readers found
+at seeds 0, 1, held-out 5, 6, 7, 8, and 9, 10 (what holds there: test_after_3200_steps,
+test_attention_sink_after_3200_steps; seeds 6, 7, 8, 9 and 10 were added after outside readers found
 statements failing or counts changing there: test_after_3200_steps_across_runs); a
 1-layer model for each run; the narrower
 model (d_model = 32) at the same six seeds. They train with ``train_induction_model(...,
@@ -59,7 +59,7 @@ VARIATIONS = {"800 steps": {}, "1600 steps": {"steps": 1600}, "|V| = 32": {"voca
 RUNS = [(seed, name) for name in ("800 steps", "1600 steps", "|V| = 32")
         for seed in {"800 steps": SEEDS, "|V| = 32": V32_SEEDS}.get(name, VARIATION_SEEDS)]
 IDS = [f"{seed_id(seed)}, {name}" for seed, name in RUNS]
-LONG_SEEDS = (0, 1, 5, 7, 8, 9, 10)  # "Try it: STEPS = 3200" (CI time); 9 and 10 added after a reader's check
+LONG_SEEDS = (0, 1, 5, 6, 7, 8, 9, 10)  # "Try it: STEPS = 3200" (CI time); 9, 10 and 6 added after readers' checks
 LONG_RUNS = [(seed, "3200 steps") for seed in LONG_SEEDS]
 LONG_IDS = [f"{seed_id(seed)}, 3200 steps" for seed in LONG_SEEDS]
 
@@ -145,6 +145,8 @@ def _measure(seed: int, name: str) -> dict:
     sink = int(m["parked"].argmax())
     m.update(sink=sink, later=to_first[sink, N:].mean().item())
     token0 = ids[:, :1, None].expand(-1, N - 2, 1)
+    window = slice(3, 7)  # section 8's positions 3 .. 6: all of tokens 0..3 in the context, and no
+    # training period (8 to 16) makes token 0 the next token there (from 7 on, n = t + 1 does)
     with torch.no_grad():
         length = 2 * N - 1
         x = model.embed(ids[:, :-1]) + model.pos(torch.arange(length))
@@ -153,14 +155,16 @@ def _measure(seed: int, name: str) -> dict:
         m["p_token0"], m["p_token0_off"] = (
             model(ids[:, :-1], ablate=off).softmax(-1)[:, 1:N - 1].gather(-1, token0).mean().item()
             for off in ((), ((1, 0), (1, 1))))
-        early = ids[:, None, :4].expand(-1, N - 4, 4)  # (B, n - 4, 4): tokens 0..3 of each sequence
+        early = ids[:, None, :4].expand(-1, 4, 4)  # (B, 4, 4): tokens 0..3 of each sequence
         m["p_early"], m["p_early_off"] = (
-            model(ids[:, :-1], ablate=off).softmax(-1)[:, 3:N - 1].gather(-1, early).mean((0, 1))
-            for off in ((), ((1, 0), (1, 1))))  # (4,) each: at positions 3 .. n - 2
-        m["p_early_sink_off"] = model(ids[:, :-1], ablate=((1, sink),)).softmax(-1)[:, 3:N - 1].gather(
+            model(ids[:, :-1], ablate=off).softmax(-1)[:, window].gather(-1, early).mean((0, 1))
+            for off in ((), ((1, 0), (1, 1))))  # (4,) each: at positions 3 .. 6
+        m["p_early_sink_off"] = model(ids[:, :-1], ablate=((1, sink),)).softmax(-1)[:, window].gather(
             -1, early).mean((0, 1))  # (4,)
+        first0 = ids[:, :1, None].expand(-1, N, 1)  # (B, n, 1): token 0 at positions 0 .. n - 1
+        m["p0_by_position"] = model(ids[:, :N]).softmax(-1).gather(-1, first0)[..., 0].mean(0)  # (n,)
         w1 = head_writes(model.layers[1], stream1, mask=torch.ones(length, length, dtype=torch.bool).tril())[0]
-        direct = w1[:, :, 3:N - 1] @ model.unembed.weight.T  # (B, h, n - 4, |V|): each head's direct logits
+        direct = w1[:, :, window] @ model.unembed.weight.T  # (B, h, 4, |V|): each head's direct logits
         m["direct"] = torch.stack([direct[:, h].gather(-1, early).mean((0, 1)) for h in range(2)])  # (h, 4)
     m["write_ratio"] = (writes[0] / writes[1:N].mean()).item()
     m["first_loss"] = per_position_loss(model, ids)[1:N - 1].mean().item()
@@ -216,13 +220,25 @@ def test_loss_per_position_before_and_after(seed, name):
     """100 steps before the fall, the repeated-half positions' mean is below chance, and in the
     800-step runs every one of them is above half of chance (re-scoped: held-out seed 6 at 1600
     steps has one at 1.68 nats); at the end every one is below 1 nat, and position 11 above 60 % of
-    chance."""
+    chance (in all runs but held-out seed 6 after 3200 steps, 53 %, added after an outside reader
+    found it: test_position_11_after_3200_steps)."""
     m = _measure(seed, name)
     early, late, chance = m["early"], m["late"], m["chance"]
     assert early[N:].mean() < chance
     if name != "1600 steps":  # held-out seed 6 at 1600 steps has one position at 1.68 nats
         assert early[N:].min() > chance / 2
-    assert late[N:].max() < 1.0 and late[N - 1] > 0.6 * chance
+    assert late[N:].max() < 1.0
+    if (seed, name) != (6, "3200 steps"):
+        assert late[N - 1] > 0.6 * chance
+
+
+def test_position_11_after_3200_steps():
+    """Position 11 (its next token starts the repeat, always token 0) stays above 60 % of chance in
+    every run but seed 6 after 3200 steps (2.198 nats, 53 %): the notebook says the task does not
+    force it, since a model can bet on token 0 where a training period could end."""
+    low = {seed: _measure(seed, name)["late"][N - 1].item() / _measure(seed, name)["chance"]
+           for seed, name in LONG_RUNS}
+    assert [s for s in low if low[s] <= 0.6] == [6] and round(low[6], 2) == 0.53
 
 
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
@@ -324,10 +340,19 @@ def test_heads_form_at_the_fall(seed, name):
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
 def test_induction_heads_copy(seed, name):
     """Both induction heads' full OV circuits copy: at least 95 % of tokens have their own logit
-    largest, eigenvalue positivity above 0.99."""
+    largest, eigenvalue positivity above 0.99 (in every run but held-out seed 6 after 3200 steps,
+    added after an outside reader found it at 0.9867: test_eigenvalue_positivity_after_3200_steps)."""
     m = _measure(seed, name)
     assert min(copying_share(c) for c in m["ov"]) >= 0.95
-    assert min(eigenvalue_positivity(c) for c in m["ov"]) > 0.99
+    if (seed, name) != (6, "3200 steps"):
+        assert min(eigenvalue_positivity(c) for c in m["ov"]) > 0.99
+
+
+def test_eigenvalue_positivity_after_3200_steps():
+    """Section 5's scope: after 3200 steps both induction heads' eigenvalue positivity is above 0.99
+    in all runs but seed 6, where one head has 0.9867 (still above 0.95)."""
+    low = {seed: min(eigenvalue_positivity(c) for c in _measure(seed, name)["ov"]) for seed, name in LONG_RUNS}
+    assert [s for s in low if low[s] <= 0.99] == [6] and round(low[6], 4) == 0.9867
 
 
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
@@ -433,81 +458,111 @@ def test_attention_sink(seed, name):
 def test_parking_nudges_the_predictions_towards_token_0(seed, name):
     """Section 8's "the nudge towards token 0 comes from layer 1's parking", with the control an
     outside reader asked for: copying alone nudges the predictions towards every earlier token, so
-    token 0 is compared with tokens 1-3, at first-half positions 3..10 where all four are in the
-    context (in the notebook's run the sink head puts under 0.05 on each of them, the other head at
-    least an even spread, 0.148; across runs it varies: measured outside these tests, some layer-1
-    head puts 0.15 or more on one of them at every 800-step seed 0-11, and no head more than 0.131
-    after 3200 steps at seeds 0, 1, 5, 7, 8).
-    Each of tokens 1-3 gets more than 1/|V|; token 0 more than 1.5 times their mean; with both
-    layer-1 heads zeroed (the control), token 0 less than 1.2 times their mean. Written from seeds
-    0-4 at 800 steps (token 0 over tokens 1-3: 2.14, 2.20, 2.49, 2.37, 2.22; zeroed 1.01, 1.05,
-    0.94, 1.02, 1.03) and |V| = 32 at seeds 0-2 (1.62, 1.99, 2.11; zeroed 1.09, 1.07, 1.10); then
-    checked unchanged on held-out seeds 5-9 (2.35, 2.24, 2.66, 2.34, 2.49; zeroed at most 1.07), at
-    |V| = 32 seeds 5-7 (1.79, 1.95, 2.16; zeroed up to 1.15; seeds 3, 4, 8, 9 added later: seeds 3
-    and 8 fail, test_parking_nudge_at_vocab_32_in_all_runs_but_two), 1600 steps (2.40 to 3.30) and 3200
-    steps (3.00 to 4.20; zeroed 0.82 to 1.07; seed 8, added later: 3.84, zeroed 0.82): all held.
-    (Measured outside these tests: |V| = 32,
-    seed 9: 1.62, zeroed 1.11.) The old control, "below 1.5/|V| with both zeroed", failed after
-    3200 steps (seeds 5 and 7: 1.51/|V| and 1.63/|V|), and zeroing layer 1 removes all its copying,
-    not only the parking: the notebook no longer claims it."""
+    token 0 is compared with tokens 1-3, at first-half positions 3..6. There all four are in the
+    context, and no training period (8 to 16) makes token 0 the next token; from position 7 on
+    n = t + 1 does, so a bet on token 0 there is rewarded by training, parking or not (a second
+    reader found the old window, 3..10, mixing the two: test_token_0_position_by_position).
+    Token 0 more than 1.5 times the mean of tokens 1-3 (|V| = 64); with both layer-1 heads zeroed
+    (the control), less than 1.2 times (every run). The thresholds, kept from the old window
+    (written from seeds 0-4), were checked at 3..6 on seeds 0-4 at 800 steps (2.26, 2.23, 2.65,
+    2.42, 1.96; zeroed 0.87 to 0.94), then unchanged on held-out seeds 5-9 (2.46, 2.17, 3.06, 2.01,
+    2.49; zeroed at most 1.04), 1600 steps (2.07 to 3.24; zeroed at most 1.13), 3200 steps (1.97 to
+    4.13; zeroed at most 1.18, seed 6) and |V| = 32 (zeroed at most 1.05; the lead fails at seeds 0,
+    3 and 8: test_parking_nudge_at_vocab_32_in_seven_runs_of_ten). Each of tokens 1-3 gets more than
+    1/|V| after 800 steps and at |V| = 32; after 1600 and 3200 steps not in every run
+    (test_tokens_1_to_3_at_about_even_after_longer_training)."""
     m = _measure(seed, name)
     p, off = m["p_early"], m["p_early_off"]  # (4,): tokens 0..3
-    assert p[1:].min() > 1 / m["vocab"]
-    if name != "|V| = 32":  # at |V| = 32 they fail at seeds 3 and 8: test_parking_nudge_at_vocab_32
+    if name in ("800 steps", "|V| = 32"):
+        assert p[1:].min() > 1 / m["vocab"]
+    if name != "|V| = 32":
         assert p[0] / p[1:].mean() > 1.5
-        assert off[0] / off[1:].mean() < 1.2
+    assert off[0] / off[1:].mean() < 1.2
 
 
-def test_parking_nudge_at_vocab_32_in_all_runs_but_two():
-    """The |V| = 32 part of the test above, at seeds 0-9. Seeds 3, 4, 8 and 9 were added after an
-    outside reader found seeds 3 and 8 failing (the statements were written from seeds 0-2 and
-    checked on 5-7): the notebook now says that at |V| = 32 part of token 0's lead survives without
-    layer 1 in two runs of ten. Token 0 over tokens 1-3 is above 1.5 in all runs but seed 3 (1.39);
-    with both layer-1 heads zeroed it is below 1.2 in all runs but seeds 3 (1.31) and 8 (1.28)."""
-    lead, off = {}, {}
+def test_parking_nudge_at_vocab_32_in_seven_runs_of_ten():
+    """The |V| = 32 part of the test above, at seeds 0-9: token 0 over the mean of tokens 1-3 at
+    positions 3..6 is above 1.5 in all runs but seeds 0 (1.30), 3 (1.18) and 8 (1.48); with both
+    layer-1 heads zeroed it is below 1.2 in all ten (test above). (Over the old window 3..10 the
+    zeroed ratio was 1.31 at seed 3 and 1.28 at seed 8: the part that survived without layer 1 was
+    the bet of positions 7..10.)"""
+    lead = {}
     for seed in V32_SEEDS:
         m = _measure(seed, "|V| = 32")
         lead[seed] = (m["p_early"][0] / m["p_early"][1:].mean()).item()
-        off[seed] = (m["p_early_off"][0] / m["p_early_off"][1:].mean()).item()
-    assert [s for s in lead if lead[s] <= 1.5] == [3] and round(lead[3], 2) == 1.39
-    assert [s for s in off if off[s] >= 1.2] == [3, 8]
-    assert (round(off[3], 2), round(off[8], 2)) == (1.31, 1.28)
+    assert [s for s in lead if lead[s] <= 1.5] == [0, 3, 8]
+    assert [round(lead[s], 2) for s in (0, 3, 8)] == [1.30, 1.18, 1.48]
+
+
+def test_tokens_1_to_3_at_about_even_after_longer_training():
+    """Section 8: at positions 3..6 the least of tokens 1-3 gets less than 1/|V| at 1600 steps in
+    seeds 2 and 7, and at 3200 steps in seeds 1, 8 and 9; after 3200 steps it gets 0.98 to 1.19
+    times 1/|V| in the eight runs."""
+    least = {(seed, name): (_measure(seed, name)["p_early"][1:].min() * _measure(seed, name)["vocab"]).item()
+             for seed, name in RUNS + LONG_RUNS if name in ("1600 steps", "3200 steps")}
+    assert [r for r in least if least[r] <= 1] == [(2, "1600 steps"), (7, "1600 steps"), (1, "3200 steps"),
+                                                   (8, "3200 steps"), (9, "3200 steps")]
+    long = [v for (_, name), v in least.items() if name == "3200 steps"]
+    assert (round(min(long), 2), round(max(long), 2)) == (0.98, 1.19)
+
+
+@pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
+def test_token_0_position_by_position(seed, name):
+    """Section 8's per-position view: somewhere from position 7 to n - 2 (where a training period
+    can end, so that token 0 is the next token) token 0 gets more than at any of positions 3..6;
+    after 800 and 1600 steps and at |V| = 32 at position 7 itself (the shortest period), after
+    3200 steps not in every run (test_token_0_at_position_7_after_3200_steps)."""
+    p0 = _measure(seed, name)["p0_by_position"]  # (n,)
+    assert p0[7:N - 1].max() > p0[3:7].max()
+    if name != "3200 steps":
+        assert p0[7] > p0[3:7].max()
+
+
+def test_token_0_at_position_7_after_3200_steps():
+    """After 3200 steps token 0 gets more at position 7 than at any of 3..6 in four runs of eight
+    (seeds 0, 6, 8, 10); at seed 7 token 0's most from 7 to n - 2 is above its most at 3..6 by less
+    than 0.1/|V| (test_token_0_position_by_position: above it in every run)."""
+    runs = {seed: _measure(seed, name)["p0_by_position"] for seed, name in LONG_RUNS}
+    assert [s for s, p0 in runs.items() if p0[7] > p0[3:7].max()] == [0, 6, 8, 10]
+    assert (runs[7][7:N - 1].max() - runs[7][3:7].max()) * 64 < 0.1
 
 
 @pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
 def test_sink_head_writes_towards_token_0(seed, name):
     """Section 8's "its write nudges the first-half predictions towards token 0", tested directly
-    (an outside reader found that zeroing the sink head alone can raise token 0's probability):
-    at first-half positions 3..10, what the sink head adds to the logits directly (its write times
-    the unembedding) is positive on token 0 and larger there than on each of tokens 1-3. A
-    comparison, no threshold; held in every run (800 steps seeds 0-9, |V| = 32 seeds 0-9, 1600 and
-    3200 steps; token 0 from +0.26 at |V| = 32 seed 3 to +1.72)."""
+    (an outside reader found that zeroing the sink head alone could raise token 0's probability,
+    over the old window 3..10): at first-half positions 3..6, what the sink head adds to the logits
+    directly (its write times the unembedding) is positive on token 0 and larger there than on each
+    of tokens 1-3. A comparison, no threshold; it holds in every run but |V| = 32 at seed 8 (token 0
+    -0.010, tokens 1-3 up to +0.207: test_sink_head_direct_logit_fails_at_vocab_32_seed_8)."""
     direct = _measure(seed, name)["direct"]  # (h, 4): each layer-1 head's direct logit on tokens 0..3
     sink = _measure(seed, name)["sink"]
-    assert direct[sink, 0] > 0 and direct[sink, 0] > direct[sink, 1:].max()
+    if (seed, name) != (8, "|V| = 32"):
+        assert direct[sink, 0] > 0 and direct[sink, 0] > direct[sink, 1:].max()
 
 
-def test_zeroing_the_sink_head_alone_raises_token_0_in_some_runs():
-    """Section 8: zeroing only the sink head raises token 0's probability at first-half positions
-    3..10 in two runs of the tests (1600 steps seed 5: 5.61 -> 5.87/|V|; 3200 steps seed 1: 4.75 ->
-    5.95/|V|); in both, the other layer-1 head adds more to token 0's logit directly than the sink
-    head does."""
-    runs = {(seed, name): _measure(seed, name) for seed, name in RUNS + LONG_RUNS}
-    up = [r for r, m in runs.items() if m["p_early_sink_off"][0] > m["p_early"][0]]
-    assert up == [(5, "1600 steps"), (1, "3200 steps")]
-    for r in up:
-        m = runs[r]
-        assert m["direct"][1 - m["sink"], 0] > m["direct"][m["sink"], 0]
-    assert [(round(runs[r]["p_early"][0].item() * 64, 2), round(runs[r]["p_early_sink_off"][0].item() * 64, 2))
-            for r in up] == [(5.61, 5.87), (4.75, 5.95)]
+def test_sink_head_direct_logit_fails_at_vocab_32_seed_8():
+    m = _measure(8, "|V| = 32")
+    direct = m["direct"][m["sink"]]  # (4,)
+    assert direct[0] < direct[1:].max() and round(direct[0].item(), 3) == -0.010
+
+
+@pytest.mark.parametrize("seed, name", RUNS + LONG_RUNS, ids=IDS + LONG_IDS)
+def test_zeroing_the_sink_head_alone_lowers_token_0(seed, name):
+    """Section 8: zeroing only the sink head takes token 0's probability at positions 3..6 down, in
+    every run. (Over the old window 3..10 it raised it in two runs, 1600 steps seed 5 and 3200 steps
+    seed 1: there the other layer-1 head bets on token 0 from position 7 on.)"""
+    m = _measure(seed, name)
+    assert m["p_early_sink_off"][0] < m["p_early"][0]
 
 
 @pytest.mark.parametrize("seed, name", LONG_RUNS, ids=LONG_IDS)
 def test_attention_sink_after_3200_steps(seed, name):
-    """Section 8 after 3200 steps (seeds 0, 1, held-out 5, 7, 8, and 9, 10). What holds: a head parks more
+    """Section 8 after 3200 steps (seeds 0, 1, held-out 5, 6, 7, 8, and 9, 10). What holds: a head parks more
     than 0.35 on position 0 in the first half, its write from position 0 is below 0.7 of the average
     (measured 0.20, 0.20, 0.28, 0.29, 0.43), zeroing it lowers the first-half loss; (less than 0.1
-    in the repeated half held at 0, 1, 5, 7 and failed at seed 8, 0.113: test_after_3200_steps_across_runs); the nudge towards token 0 (test_parking_nudges...). What fails in at least one
+    in the repeated half held in all but seed 8, 0.113: test_after_3200_steps_across_runs; at seed 6 zeroing
+    the sink lowers it by 0.001 only, 4.3443 to 4.3433 nats); the nudge towards token 0 (test_parking_nudges...). What fails in at least one
     run (so the notebook says it is about 800 steps): zeroing the other layer-1 head also lowers the
     first-half loss (seeds 1, 5, 7; seed 7: intact 4.25, sink zeroed 4.19, other head zeroed 4.72
     nats), and token 0 below 1.5/|V| with both layer-1 heads zeroed (seeds 5 and 7: 1.51/|V| and
@@ -569,8 +624,8 @@ def test_seed_13_variant_duplicate_token_head_feeds_the_queries(random_scores):
 
 @pytest.mark.parametrize("seed, name", LONG_RUNS, ids=LONG_IDS)
 def test_after_3200_steps(seed, name, random_scores):
-    """The "Try it" STEPS = 3200, at seeds 0, 1 and held-out 5, 7 and 8 (besides the tests above that
-    run there too). What still holds: the fall between steps 120 and 640, from 75 % to 30 % of chance
+    """The "Try it" STEPS = 3200, at LONG_SEEDS (0, 1 and held-out 5 to 10; besides the tests above
+    that run there too). What still holds: the fall between steps 120 and 640, from 75 % to 30 % of chance
     within 200 steps; the previous-token head looks at t - 1 from query 12 (above 0.5), and its
     weights are the same without repetition (within 0.05);
     Q- and V-composition below the random mean, and the token-level K-circuit table peaks on its
@@ -598,38 +653,39 @@ def test_after_3200_steps(seed, name, random_scores):
 
 
 def test_after_3200_steps_across_runs(random_scores):
-    """What the notebook says of its seven 3200-step runs (seeds 0, 1 and held-out 5, 7, 8, then 9
-    and 10), where a statement of the 800- and 1600-step runs holds in some of them only. Seed 8 was
-    added after an outside reader found it breaking statements written from the other four, seeds 9
-    and 10 after another found them going against the counts; the statements are re-scoped, not
-    re-tuned. Section 4: the previous-token head's first-half mean is at least 0.95 in six runs,
-    0.947 at seed 8; from the repeated half it looks back with a mean of 0.24 to 0.94 (above 0.3 in
-    five runs; "mostly not", below 0.3, holds at seeds 8 and 10). Section 6: at least one layer-1
-    head's K-composition score is at or below the random pairs' 95th percentile in three runs, just
-    above it (by less than 0.001) at seed 7, and at seeds 8, 9 and 10 both are above it (0.1377,
-    0.1740; 0.1443, 0.1359; 0.1767, 0.1371 against 0.1316). Section 7: removing the head everywhere
-    costs more than from the keys alone in five runs (all but seeds 1 and 9; seed 0: +2.71 against
-    +3.88; seed 10 by 0.004: +3.2785 against +3.2823); from the values alone it lowers the loss in
-    three (seeds 0, 1 and 9) and raises it in four. Section 8: the sink head puts less than 0.1 on
-    position 0 from the repeated half in six runs, 0.113 at seed 8; with both layer-1 heads zeroed,
-    token 1 gets more than intact in five runs (all but seeds 0 and 10), so there the control moves
+    """What the notebook says of its eight 3200-step runs (seeds 0, 1 and held-out 5, 7, 8, then 9
+    and 10, then 6), where a statement of the 800- and 1600-step runs holds in some of them only.
+    Seed 8 was added after an outside reader found it breaking statements written from the other
+    four, seeds 9 and 10 after another found them going against the counts, seed 6 after a third;
+    the statements are re-scoped, not re-tuned. Section 4: the previous-token head's first-half
+    mean is at least 0.95 in seven runs, 0.947 at seed 8; from the repeated half it looks back with
+    a mean of 0.24 to 0.94 (above 0.3 in five runs; "mostly not", below 0.3, holds at seeds 6, 8
+    and 10). Section 6: at least one layer-1 head's K-composition score is at or below the random
+    pairs' 95th percentile in three runs, just above it (by less than 0.001) at seed 7, and at
+    seeds 6, 8, 9 and 10 both are above it (0.1457, 0.1461; 0.1377, 0.1740; 0.1443, 0.1359; 0.1767,
+    0.1371 against 0.1316). Section 7: removing the head everywhere costs more than from the keys
+    alone in five runs (all but seeds 1, 6 and 9; seed 0: +2.71 against +3.88; seed 10 by 0.004:
+    +3.2785 against +3.2823); from the values alone it lowers the loss in four (seeds 0, 1, 6 and 9)
+    and raises it in four. Section 8: the sink head puts less than 0.1 on position 0 from the
+    repeated half in seven runs, 0.113 at seed 8; at positions 3..6 with both layer-1 heads zeroed,
+    token 1 gets more than intact in six runs (all but seeds 6 and 10), so there the control moves
     the comparison tokens too."""
     runs = {seed: _measure(seed, name) for seed, name in LONG_RUNS}
     first = {s: m["by_query"][:N - 1].mean().item() for s, m in runs.items()}
     assert [s for s in first if first[s] < 0.95] == [8] and round(first[8], 3) == 0.947
     second = {s: m["by_query"][N - 1:].mean().item() for s, m in runs.items()}
     assert (round(min(second.values()), 2), round(max(second.values()), 2)) == (0.24, 0.94)
-    assert [s for s in second if second[s] < 0.3] == [8, 10]
+    assert [s for s in second if second[s] < 0.3] == [6, 8, 10]
     q95 = random_scores.quantile(0.95).item()
     low = {s: m["comp"]["keys"][m["p"]].min().item() for s, m in runs.items()}
-    assert [s for s in low if low[s] > q95] == [7, 8, 9, 10] and low[7] < q95 + 0.001
-    assert [round(runs[s]["comp"]["keys"][runs[s]["p"]].tolist()[h], 4) for s in (8, 9, 10) for h in (0, 1)] == [
-        0.1377, 0.1740, 0.1443, 0.1359, 0.1767, 0.1371]
+    assert [s for s in low if low[s] > q95] == [6, 7, 8, 9, 10] and low[7] < q95 + 0.001
+    assert [round(runs[s]["comp"]["keys"][runs[s]["p"]].tolist()[h], 4) for s in (6, 8, 9, 10) for h in (0, 1)] == [
+        0.1457, 0.1461, 0.1377, 0.1740, 0.1443, 0.1359, 0.1767, 0.1371]
     assert round(q95, 4) == 0.1316
     cost = {s: m["cost"] for s, m in runs.items()}
-    assert [s for s in cost if cost[s]["keys"] >= cost[s]["everywhere"]] == [1, 9]
+    assert [s for s in cost if cost[s]["keys"] >= cost[s]["everywhere"]] == [1, 6, 9]
     assert (round(cost[0]["keys"], 2), round(cost[0]["everywhere"], 2)) == (2.71, 3.88)
     assert (round(cost[10]["keys"], 4), round(cost[10]["everywhere"], 4)) == (3.2785, 3.2823)
-    assert [s for s in cost if cost[s]["values"] < 0] == [0, 1, 9]
+    assert [s for s in cost if cost[s]["values"] < 0] == [0, 1, 6, 9]
     assert [s for s, m in runs.items() if m["later"] >= 0.1] == [8] and round(runs[8]["later"], 3) == 0.113
-    assert [s for s, m in runs.items() if m["p_early_off"][1] > m["p_early"][1]] == [1, 5, 7, 8, 9]
+    assert [s for s, m in runs.items() if m["p_early_off"][1] > m["p_early"][1]] == [0, 1, 5, 7, 8, 9]
