@@ -111,7 +111,8 @@ def pytest_terminal_summary(terminalreporter):
         status = "ok" if r.ok else f"{len(r.problems)} problem(s)"
         note = f" [{r.note}]" if r.note else ""
         phases = ", ".join(f"{k} {v:.1f}" for k, v in r.seconds.items() if k != "total")
-        tr.write_line(f"{r.notebook}{note}: {status}, {len(r.widgets)} widget(s) driven, "
+        ran = f", ran {r.ran}" if r.ran else ""
+        tr.write_line(f"{r.notebook}{note}: {status}, {len(r.widgets)} widget(s) driven{ran}, "
                       f"{r.seconds.get('total', 0):.1f} s ({phases})")
         for w in r.widgets:
             tr.write_line(f"    {w}")

@@ -252,6 +252,7 @@ class Report:
     console: list[str] = field(default_factory=list)
     artifacts: list[Path] = field(default_factory=list)
     note: str = ""
+    ran: str = ""  # "all 41 cells" or "cells 0-19 of 65 (through the last widget)"
 
     @property
     def ok(self) -> bool:
@@ -369,7 +370,8 @@ class NotebookChecker:
     IDLE_DONE = 3.0  # seconds of uninterrupted kernel idleness that end a Run All which stopped
 
     def __init__(self, page, server: LabServer, relpath: str, *, change_timeout: float = 15.0,
-                 run_timeout: float = 600.0, expected_views: dict[int, int] | None = None):
+                 run_timeout: float = 600.0, expected_views: dict[int, int] | None = None,
+                 through_last_widget: bool = False):
         self.page = page
         self.server = server
         self.relpath = relpath
@@ -380,6 +382,9 @@ class NotebookChecker:
             nb = json.loads((server.root / relpath).read_text(encoding="utf-8"))
             expected_views = saved_widget_views(nb)
         self.expected_views = expected_views
+        # With through_last_widget, Run All stops after the last cell that shows a widget: the
+        # cells after it show none, and nbval runs every cell anyway (in the same kernel code).
+        self.through = max(expected_views) if through_last_widget and expected_views else None
         self._listeners = {
             "console": lambda m: self.report.console.append(f"{m.type}: {m.text}"),
             "pageerror": lambda e: self.report.console.append(f"pageerror: {e}"),
@@ -416,18 +421,32 @@ class NotebookChecker:
 
     def run_all(self) -> None:
         t = time.monotonic()
-        self.page.evaluate("""() => { window.__btRun = null;
-            window.jupyterapp.commands.execute('notebook:run-all-cells').then(
-                r => { window.__btRun = 'done'; }, e => { window.__btRun = 'error: ' + e; }); }""")
+        n_cells = self.page.evaluate("() => __bt.panel().content.widgets.length")
+        if self.through is not None and self.through + 1 >= n_cells:
+            self.through = None  # the last widget is in the last cell: run them all
+        self.page.evaluate("""(through) => { window.__btRun = null;
+            const content = __bt.panel().content;
+            let command = 'notebook:run-all-cells';
+            if (through !== null) {  // Run All Above the cell after the last widget
+                content.activeCellIndex = through + 1;
+                command = 'notebook:run-all-above';
+            }
+            window.jupyterapp.commands.execute(command).then(
+                r => { window.__btRun = 'done'; }, e => { window.__btRun = 'error: ' + e; }); }""",
+                           self.through)
         # The kernel is idle for a moment between two cells, and Run All's promise and the
         # rendered prompts are not reliable signs of the end (a windowed notebook renders only the
         # cells in view). Done means: idle, and either every code cell has run, or the kernel has
         # stayed idle for IDLE_DONE seconds (Run All stopped at an error).
         deadline, idle_since = t + self.run_timeout, None
+        last = n_cells if self.through is None else self.through
+        self.report.ran = (f"all {n_cells} cells" if self.through is None else
+                           f"cells 0-{self.through} of {n_cells} (through the last widget)")
         while True:
-            ready, all_ran = self.page.evaluate("""() => [window.__btRun !== null && __bt.kernelReady()
+            ready, all_ran = self.page.evaluate("""(last) => [window.__btRun !== null && __bt.kernelReady()
                 && !__bt.cells().some(c => (c.querySelector('.jp-InputPrompt') || {}).textContent?.includes('*')),
-                __bt.panel().content.widgets.every(w => w.model.type !== 'code' || w.model.executionCount !== null)]""")
+                __bt.panel().content.widgets.every((w, i) => i > last || w.model.type !== 'code'
+                                                   || w.model.executionCount !== null)]""", last)
             now = time.monotonic()
             idle_since = (idle_since or now) if ready else None
             if ready and (all_ran or now - idle_since >= self.IDLE_DONE):
@@ -461,7 +480,7 @@ class NotebookChecker:
                 e = errors[0]
                 self.problem(f"cell {c['index']} shows an error in JupyterLab: "
                              f"{e['ename']}: {e['evalue']}"[:500])
-            elif c["count"] is None:
+            elif c["count"] is None and (self.through is None or c["index"] <= self.through):
                 self.problem(f"cell {c['index']} did not run (Run All stopped before it)")
 
     def check_rendered(self) -> None:

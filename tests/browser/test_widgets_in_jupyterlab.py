@@ -1,5 +1,5 @@
-"""Every notebook that displays a widget, run in a real JupyterLab in Chromium, its widgets driven
-as a person would (see jupyterlab_driver.py). Run with the rest: `python3 tasks.py test`; alone:
+"""Every notebook that displays a widget, run in a real JupyterLab in Chromium (through its last
+widget's cell), its widgets driven as a person would (see jupyterlab_driver.py). Run with the rest: `python3 tasks.py test`; alone:
 `.venv/bin/python -m pytest -m browser tests/browser`.
 
 The notebooks are found by scanning their saved outputs and code, so a notebook added later is
@@ -22,7 +22,9 @@ NOTEBOOKS = jd.widget_notebooks()
 
 @pytest.mark.parametrize("relpath", NOTEBOOKS)
 def test_notebook_widgets_respond_in_jupyterlab(relpath, check):
-    report = check(relpath)
+    # Run All stops after the last widget's cell: nbval runs every cell of every notebook, and the
+    # cells after the last widget show none (the self-tests below run all their cells).
+    report = check(relpath, through_last_widget=True)
     if not report.ok:
         pytest.fail(failure_message(report), pytrace=False)
 
@@ -236,3 +238,16 @@ def test_kv_cache_widget_heads_by_single_steps_then_every_control(page, lab_serv
         assert actions and "Cannot draw" not in shown(), (name, actions, shown())
     assert not checker.report.problems, failure_message(checker.report)
     lab_server.shutdown_kernels(wait=False)
+
+
+def test_run_through_the_last_widget_runs_no_later_cell(check, selftest_notebook):
+    cells = [IMPORTS,
+             "s = W.IntSlider(1, 0, 5, description='k')\nout = W.Output()\n"
+             "s.observe(lambda c: out.clear_output() or out.append_stdout(str(c['new'])), names='value')\n"
+             "display(W.VBox([s, out]))",
+             "raise RuntimeError('a cell after the last widget must not run')"]
+    report = check(selftest_notebook("through", cells, saved={1}), note="self-test: stops after cell 1",
+                   through_last_widget=True)
+    assert report.ok, failure_message(report)
+    assert report.ran == "cells 0-1 of 3 (through the last widget)"
+    assert any(w.startswith("cell 1: slider 'k'") for w in report.widgets), report.widgets
