@@ -144,6 +144,38 @@ def test_the_shape_of_the_post_ln_curve_is_not_stable():
     assert averaged(8, False, 64, (3, 4, 5))[-1] > averaged(8, False, 64, (3, 4, 5))[0]
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("depth", (4, 8, 16))
+def test_single_seeds_post_ln_top_above_bottom_at_some_seeds_below_at_others_pre_ln_rises_somewhere(width, depth):
+    """Cell 52's "with some seeds its top layer gets less than its bottom layer, with others more" and
+    "pre-LN's does not always fall at every single step", which the notebook prints for d_model 32,
+    seeds 0-9 (a reader: post-LN top above bottom at N = 4 seeds 3, 4, 7; N = 8 0, 1, 4, 5, 6, 8; N =
+    16 all but 0, 5; pre-LN rising somewhere at N = 4 seeds 3, 4, 7, N = 8 2, 3, 5, 6, 9, N = 16 all).
+    Also at d_model 64, except pre-LN at N = 4: no seed of 0-9 rises there (post-LN above bottom at
+    N = 4 seeds 1, 5, 7, 8, 9; pre-LN rising at N = 8 seeds 1, 3, 4, N = 16 all), so the notebook
+    says it for d_model 32 only."""
+    up = [s for s in SEEDS if norms(depth, False, width, s)[-1] > norms(depth, False, width, s)[0]]
+    assert 0 < len(up) < len(SEEDS), up
+    pre = [norms(depth, True, width, s) for s in SEEDS]
+    rises = [s for s, v in zip(SEEDS, pre, strict=True) if any(b > a for a, b in zip(v[:-1], v[1:], strict=True))]
+    assert rises if (width, depth) != (64, 4) else rises == [], rises
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("block", range(4))
+def test_pre_ln_top_layer_falls_more_slowly_than_one_over_sqrt_n_from_2_to_16_layers(width, block):
+    """Cell 64: "agrees in direction ... falls more slowly than 1/sqrt(N)": ten-seed averages at 16
+    layers keep more than sqrt(2/16) = 0.354 of the value at 2 layers, in every block of ten seeds and
+    at both widths. The notebook's 0.5-0.6 range is printed and claimed for d_model 32 (0.5108,
+    0.5330, 0.5765, 0.5338 for seeds 0-9 ... 30-39); at d_model 64 it does not hold (0.5602, 0.5018,
+    0.5148, 0.4570), which is why the notebook states it for its d_model 32 alone."""
+    seeds = tuple(range(10 * block, 10 * block + 10))
+    kept = averaged(16, True, width, seeds)[-1] / averaged(2, True, width, seeds)[-1]
+    assert kept > math.sqrt(2 / 16), kept
+    if width == 32:
+        assert 0.5 < kept < 0.6, kept
+
+
 def test_exercise_4_answers_a_and_c_hold_for_both_seed_triples_b_flips():
     for seeds, b in (((0, 1, 2), False), ((3, 4, 5), True)):
         post, pre = averaged(8, False, 64, seeds), averaged(8, True, 64, seeds)

@@ -25,6 +25,13 @@ the share of peaks on the anti-diagonal fell to 0.6307 at seed 9 (a reader's che
 "at least 80 % ... in every run we tried (other seeds, strings of 7 letters)", which had been tested
 at 7 letters only at seeds 0, 1, 2, 5): the notebook now claims the share at 6 letters only. The
 modal-peak statement was written after seeing seed 9.
+
+The shifted-by-one "<= 5 % right" follows from ">= 95 % copies the neighbour" (the letters are
+distinct, so the neighbour's letter is never the right one): the notebook claims only the second,
+the test below keeps both. The anti-diagonal is claimed as the algorithm of the 6-letter model only:
+a sixth read found that at 10 letters and 1,000 steps (the settings prose's suggestion, with the
+notebook's 300 * 64 strings) the model reverses while forcing the anti-diagonal leaves few letters
+right at some seeds; the two 10-letter tests below hold what the prose now says, at seeds 0-9.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import random
 
 import pytest
 import torch
+from seed_sets import ALL_SEEDS, HELD_OUT_SEEDS, WRITTEN_SEEDS, seed_id
 
 from helpers import Decoder, Encoder, PositionalEncoding, Transformer, seed_everything
 from helpers.attention import padding_mask, target_mask
@@ -54,10 +62,12 @@ def reads(task: str, ls: int) -> torch.Tensor:
 
 def train_and_measure(task: str, seed: int, ls: int = 6, steps: int = 300) -> dict:
     """Section 7's recipe for ``task``; accuracy and the shares of peaks on the task's alignment and
-    on the anti-diagonal, over 200 strings never trained on."""
+    on the anti-diagonal, over 200 strings never trained on. The strings are drawn as the notebook
+    draws them, 300 * 64 whatever ``steps`` is: a learner who sets ``steps=1000`` in the training
+    cell keeps those strings."""
     f = TASKS[task]
     rng = random.Random(0)
-    strings = ["".join(rng.sample(LETTERS, ls)) for _ in range(steps * 64)]
+    strings = ["".join(rng.sample(LETTERS, ls)) for _ in range(300 * 64)]
     pairs = [(s, f(s)) for s in strings]
     tok = CharTokenizer(LETTERS)
     seed_everything(seed)
@@ -195,17 +205,48 @@ def test_an_untrained_reversal_model_pays_more_than_a_uniform_guess(seed):
 
 
 @pytest.mark.parametrize("seed", (0, 1, 2))
-def test_longer_strings_8_letters_in_300_steps_10_letters_need_1000_and_do_not_align(seed):
+def test_longer_strings_8_letters_in_300_steps_10_letters_not(seed):
     """The settings cell's prose on Ls (a fifth read: at Ls = 10 the model did not learn in 300 steps).
     Measured (pinned), seeds 0-2: 8 letters, 300 steps: last loss 0.0033-0.0101, all letters right;
     9 letters, 300 steps: last loss 0.0110-0.1608 (not claimed); 10 letters, 300 steps: 0.7482,
-    0.8345, 0.7677 right; 600 steps 0.9909-0.9982 right but last loss up to 0.0542; 1,000 steps
-    0.9995-1.0000 right, last loss at most 0.0042, and the share of peaks on the anti-diagonal only
-    0.13-0.37."""
+    0.8345, 0.7677 right."""
     eight = train_and_measure("reverse", seed, 8)
     assert eight["loss"][-1] < 0.05 and eight["accuracy"] >= 0.95, eight
     short = train_and_measure("reverse", seed, 10)
     assert 0.74 <= short["accuracy"] < 0.85, short["accuracy"]
-    long = train_and_measure("reverse", seed, 10, steps=1000)
-    assert long["loss"][-1] < 0.05 and long["accuracy"] > 0.99, long
-    assert long["anti_diagonal"] < 0.5, long["anti_diagonal"]
+
+
+def ten_letters_1000_steps(seed: int) -> tuple[float, float]:
+    """The learner's run of the settings prose: Ls = 10, ``steps=1000`` in the training cell (the
+    notebook's 300 * 64 strings); next-letter accuracy, and the share of letters right when the
+    last cross-attention is forced onto the anti-diagonal (the notebook's intervention)."""
+    r, t = train_and_measure("reverse", seed, 10, steps=1000), torch.arange(10)
+    mirrored = written_with(r, torch.nn.functional.one_hot(9 - t, 10).float(), ls=10)
+    return r["accuracy"], (mirrored == r["tgt"][:, 1:11]).float().mean().item()
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_10_letters_after_1000_steps_more_than_98_percent_right(seed):
+    """Cell 29: "after 1,000 steps more than 98 %". Written from seeds 0-4 as "more than 99 %" (all
+    1.0000); held-out seed 6 gave 0.9886 (5, 9: 0.9973, 0.9959), so the prose was re-scoped to 98 %
+    and what it says about 10 letters is now the measurement of seeds 0-9, not a threshold."""
+    accuracy, _ = ten_letters_1000_steps(seed)
+    assert accuracy > 0.98, accuracy
+
+
+def test_10_letters_after_1000_steps_forcing_the_anti_diagonal_keeps_all_letters_at_one_seed_few_at_others():
+    """Cells 29 and 48: at 10 letters and 1,000 steps the model reverses, and whether it does so
+    through the anti-diagonal depends on the seed. A sixth read measured (notebook recipe) letters
+    right with the anti-diagonal forced, seeds 0-9: 0.8505, 0.1550, 0.4005, 0.9025, 0.8925 |
+    0.0000, 0.0455, 1.0000, 0.9090, 0.0415 (share of head-mean peaks on the anti-diagonal 0.4835,
+    0.0860, 0.2285, 0.2890, 0.9450 | 0.0985, 0.1015, 0.9345, 0.7630, 0.1025: not a measure of it at
+    this length, seed 4 puts 94.5 % of its peaks there and still loses 11 % of the letters).
+    Written from seeds 0-4: "in some seeds the model gets more than 99 % right while forcing the
+    anti-diagonal leaves fewer than half": held on held-out seeds 5 and 9. Written from seeds 0-4
+    and failed on held-out seed 7: "forcing the anti-diagonal loses letters at every seed" (seed 7
+    keeps all): so the prose names the seeds."""
+    runs = {seed: ten_letters_1000_steps(seed) for seed in ALL_SEEDS}
+    for seeds in (WRITTEN_SEEDS, HELD_OUT_SEEDS):
+        assert any(acc > 0.99 and forced < 0.5 for acc, forced in (runs[s] for s in seeds)), runs
+    assert [s for s in ALL_SEEDS if runs[s][1] < 0.5] == [1, 2, 5, 6, 9], runs
+    assert [s for s in ALL_SEEDS if runs[s][1] == 1.0] == [7], runs
