@@ -64,6 +64,13 @@ def test_nb03_mouse_query_weights(capsys):
     hand = torch.tensor(nb03.HAND_W_Q)
     assert not nb03.check_mouse_query_weights(None)
     assert "not attempted yet" in capsys.readouterr().out
+    # the first wrong try: a hint only; from the second on, one W_q that works as well
+    nb03.WRONG_TRIES["mouse_query_weights"] = 0
+    with pytest.raises(AssertionError) as first:
+        nb03.check_mouse_query_weights(hand)
+    assert "which row of W_q" in str(first.value) and "One W_q that works" not in str(first.value)
+    rejects(nb03.check_mouse_query_weights, hand, r"which row of W_q .* One W_q that works: the hand-set one with "
+            r"the animal row set to \(8, 0\)")
     animal = hand.clone()
     animal[1] = torch.tensor([8.0, 0.0])  # "mouse" is an animal: push its query along column 0
     accepts(nb03.check_mouse_query_weights, animal, capsys)
@@ -82,7 +89,13 @@ def test_nb03_mouse_query_weights(capsys):
     # the action row pointed at column 0 turns "chased" away from "mouse"
     chased = animal.clone()
     chased[2] = torch.tensor([3.0, 0.0])
-    rejects(nb03.check_mouse_query_weights, chased, r"'chased' looks most at 'cat' instead of 'mouse'")
+    rejects(nb03.check_mouse_query_weights, chased, r"'chased' looks most at 'cat' instead of 'mouse'.*"
+            r"change the row that 'mouse' has and 'chased' lacks")
+    # the right row (animal), too large: 'chased' has 0.1 of it, so the message is about the size of the entry
+    too_large = hand.clone()
+    too_large[1] = torch.tensor([40.0, 0.0])
+    rejects(nb03.check_mouse_query_weights, too_large, r"'chased' looks most at 'cat' .*\(its query is \(4\.00, 3\.00\)\): "
+            r"'chased' has 0\.1 of the animal feature .* a smaller entry in that row keeps 'chased' where it was")
     rejects(nb03.check_mouse_query_weights, hand.T, r"expected W_q of shape \(d_model, d_k\) = \(4, 2\)")
     rejects(nb03.check_mouse_query_weights, hand * float("nan"), "expected finite numbers")
 

@@ -20,7 +20,9 @@ HAND_W_Q = ((0.0, 0.0), (0.0, 0.0), (0.0, 3.0), (3.0, 0.0))  # (d_model, d_k): r
 HAND_W_K = ((0.0, 0.0), (1.0, 1.0), (0.0, 0.0), (1.0, -1.0))  # (d_model, d_k)
 
 
-WRONG_TRIES = {"mouse_looks_at": 0}  # wrong answers so far in this session: a hint first, then the explanation
+WRONG_TRIES = {"mouse_looks_at": 0, "mouse_query_weights": 0}  # wrong answers so far in this session: a hint
+# first, then the explanation (exercise 1) or one W_q that works (exercise 2)
+FEATURES = ("article", "animal", "action", "size")  # the rows of W_q
 
 
 def _weights(w_q: torch.Tensor, w_k: torch.Tensor) -> torch.Tensor:
@@ -99,15 +101,34 @@ def check_mouse_query_weights(w_q) -> None:
         return f"({q[0]:.2f}, {q[1]:.2f})"
 
     on_cat = w[i("mouse"), i("cat")].item()
+    problem = None
     if on_cat < 0.5:
-        raise AssertionError(
+        problem = (
             f"expected 'mouse' to give 'cat' at least 0.5, got {on_cat:.4f} (it looks most at "
             f"{looks_at('mouse')!r}, {w[i('mouse')].max().item():.4f}). Its query is {query('mouse')}: "
             "key column 0 is 'a big animal' (cat 1.5, big 1.0), column 1 'a small animal' (mouse 1.8). "
             "'mouse' is an animal with size -0.8: which row of W_q can push its query along column 0?")
     for word, target in (("big", "cat"), ("chased", "mouse")):
-        if looks_at(word) != target:
-            raise AssertionError(
-                f"'mouse' now gives 'cat' {on_cat:.4f}, but {word!r} looks most at {looks_at(word)!r} "
-                f"instead of {target!r} (its query is {query(word)}): change the row that 'mouse' has and "
-                f"{word!r} lacks")
+        if problem is None and looks_at(word) != target:
+            problem = (f"'mouse' now gives 'cat' {on_cat:.4f}, but {word!r} looks most at {looks_at(word)!r} "
+                       f"instead of {target!r} (its query is {query(word)}): " + _culprit(w_q, x[i(word)], word))
+    if problem is None:
+        return
+    WRONG_TRIES["mouse_query_weights"] += 1
+    if WRONG_TRIES["mouse_query_weights"] > 1:  # from the second wrong try on: one answer
+        problem += (". One W_q that works: the hand-set one with the animal row set to (8, 0), which moves the "
+                    "query of 'mouse' by (8, 0) and that of 'chased' (0.1 of an animal) only by (0.8, 0)")
+    raise AssertionError(problem)
+
+
+def _culprit(w_q: torch.Tensor, x_word: torch.Tensor, word: str) -> str:
+    """What to change: the changed row of W_q that moves the query of ``word`` most. If ``word`` has only
+    a little of that row's feature (less than 'mouse'), the row is the right one and its size is wrong."""
+    x_mouse = toy_embeddings()[TOKENS.index("mouse")]
+    moved = x_word[:, None] * (w_q - torch.tensor(HAND_W_Q))  # (d_model, d_k): each row's change of the query
+    r = int(moved.norm(dim=-1).argmax())
+    if moved[r].norm() > 0 and 0 < abs(x_word[r]) < abs(x_mouse[r]):
+        return (f"{word!r} has {abs(x_word[r]):.1f} of the {FEATURES[r]} feature ('mouse' has {abs(x_mouse[r]):.1f}), "
+                f"so the {FEATURES[r]} row you changed moves its query too: a smaller entry in that row keeps "
+                f"{word!r} where it was while still moving 'mouse'")
+    return f"change the row that 'mouse' has and {word!r} lacks"
