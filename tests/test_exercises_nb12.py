@@ -321,6 +321,7 @@ def _logp_own_position_without_start(model, text):  # no '.', each token scored 
     (_logp_log10, "a log in base 10"),
     (_logp_raw_logits, "you summed raw logits; apply log_softmax to the logits first"),
     (_logp_own_position_without_start, r"feed '\.' first, then score logits\[:-1\] against ids\[1:\]"),
+    (lambda m, t: _logp(m, t, shift=True), "the first word is predicted at position 0, from '.': include its"),
 ])
 def test_sentence_log_prob_names_base_10_raw_logits_and_the_missing_start(wrong, match):
     with pytest.raises(AssertionError, match=match + r".*A second wrong try") as first:
