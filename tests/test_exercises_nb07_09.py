@@ -477,10 +477,14 @@ def test_embedding_rows(capsys, fresh_session):
     rejects(check, ([1, 3, 4, 5, 6], [1, 3, 4, 5, 6]), "whose scores does the softmax's gradient push")
     rejects(check, ([1, 3, 4, 5, 6], range(1, 8)), r"never reads <pad> \(id 0\), but the output scores it")
     rejects(check, ([1, 3, 4, 5, 6], [0]), "add up both uses")
+    rejects(check, ([1, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]),  # the decoder input and the labels
+            "the output projection scores every word at every position, and the softmax's gradient pushes "
+            "every score, not only the label's")
     rejects(check, ("le chat", range(8)), "token ids")
 
 
 @pytest.mark.parametrize("wrong", [([1, 3, 4, 5, 6], [1, 3, 4, 5, 6]), ([1, 3, 4, 5, 6], [1, 3, 4, 5, 6, 7]),
+                                   ([1, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]),
                                    (range(8), range(8)), ([3, 4, 5, 6, 2], range(1, 8))])
 def test_embedding_rows_hints_first_then_shows_the_rows(wrong, fresh_session):
     first, second = first_and_second_try(lambda pair: nb09.check_embedding_rows(*pair), wrong)
@@ -536,6 +540,28 @@ def test_shapes_hint_names_the_wrong_dimension_then_shows_the_shape(changes, hin
     (step, _), = changes.items()
     assert hint in first and "Expected" not in first and "(B, h" not in first
     assert "how wide is one head" not in first or "64" in str(changes)
+    assert f"Expected {RIGHT_SHAPES[step]}" in second
+
+
+READS = "one position per token the decoder reads: the target without its last token"
+
+
+@pytest.mark.parametrize(("changes", "hint", "not_hint"), [
+    # teacher forcing drops a token: the length is wrong, not the vocabulary or the width
+    ({"logits": (4, 7, 40)}, READS, "which vocabulary"),
+    ({"feed-forward hidden (decoder)": (4, 7, 256)}, READS, "widens"),
+    ({"decoder self-attention weights": (4, 8, 7, 7)},
+     "one query per token the decoder reads: the target without its last token.*the decoder's own positions",
+     "how many heads"),
+    # the right sizes, the heads and the positions swapped
+    ({"queries per head (cross-attention)": (4, 6, 8, 8)},
+     r"the right sizes in the wrong order: .*\.transpose\(1, 2\) puts the heads before the positions",
+     "how many heads"),
+])
+def test_shapes_hint_names_the_length_and_the_order(changes, hint, not_hint):
+    first, second = first_and_second_try(nb09.check_shapes, {**RIGHT_SHAPES, **changes})
+    (step, _), = changes.items()
+    assert re.search(hint, first) and not_hint not in first and "Expected" not in first
     assert f"Expected {RIGHT_SHAPES[step]}" in second
 
 

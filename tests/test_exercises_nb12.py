@@ -131,8 +131,8 @@ def test_sentence_log_prob(capsys):
     assert "not attempted yet" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="final '.' is a token"):
         nb12.check_sentence_log_prob(lambda m, t: _logp(m, t, drop_last=True))
-    with pytest.raises(AssertionError, match="shift by one"):
-        nb12.check_sentence_log_prob(lambda m, t: _logp(m, t, shift=True))
+    with pytest.raises(AssertionError, match="the first word is predicted at position 0, from '.': include its"):
+        nb12.check_sentence_log_prob(lambda m, t: _logp(m, t, shift=True))  # correctly shifted, first word left out
     with pytest.raises(AssertionError, match="a loss"):
         nb12.check_sentence_log_prob(lambda m, t: -_logp(m, t))
     with pytest.raises(AssertionError, match="the mean over tokens"):
@@ -268,9 +268,18 @@ def min_p_probabilities_zeroed(logits, p_min):
     return probs * (probs >= p_min * probs.max(-1, keepdim=True).values)
 
 
+def min_p_log_probabilities(logits, p_min):  # the masked log-softmax: the same distribution, not the logits
+    probs = torch.softmax(logits, -1)
+    keep = probs >= p_min * probs.max(-1, keepdim=True).values
+    return torch.log_softmax(logits, -1).masked_fill(~keep, float("-inf"))
+
+
 @pytest.mark.parametrize(("wrong", "match"), [(min_p_inverted, "you kept the tokens to drop"),
                                               (min_p_probabilities, "you returned probabilities; return logits"),
-                                              (min_p_probabilities_zeroed, "you returned probabilities; return logits")])
+                                              (min_p_probabilities_zeroed, "you returned probabilities; return logits"),
+                                              (min_p_log_probabilities,
+                                               r"you returned log-probabilities; return the logits unchanged \(the two "
+                                               "differ by a constant per row\\)")])
 def test_min_p_names_the_inverted_mask_and_returned_probabilities(wrong, match):
     with pytest.raises(AssertionError, match=match) as first:
         nb12.check_min_p_filter(wrong)
@@ -287,6 +296,38 @@ def test_sentence_log_prob_names_bits_and_the_probability(wrong, match):
     with pytest.raises(AssertionError, match=match + r".*A second wrong try"):
         nb12.check_sentence_log_prob(wrong)
     with pytest.raises(AssertionError, match=r"Expected a log-probability of -\d+\.\d{4}"):
+        nb12.check_sentence_log_prob(wrong)
+
+
+def _logp_log10(model, text):  # the log in base 10
+    return _logp(model, text) / math.log(10)
+
+
+def _logp_raw_logits(model, text):  # the logits summed without the log-softmax
+    ids = torch.tensor([[1] + tl.encode(text)])
+    with torch.no_grad():
+        logits = model(ids)[0]
+    return float(logits[:-1].gather(-1, ids[0, 1:, None]).sum())
+
+
+def _logp_own_position_without_start(model, text):  # no '.', each token scored at its own position
+    ids = torch.tensor([tl.encode(text)])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids)[0], -1)
+    return float(logp.gather(-1, ids[0, :, None]).sum())
+
+
+@pytest.mark.parametrize(("wrong", "match"), [
+    (_logp_log10, "a log in base 10"),
+    (_logp_raw_logits, "you summed raw logits; apply log_softmax to the logits first"),
+    (_logp_own_position_without_start, r"feed '\.' first, then score logits\[:-1\] against ids\[1:\]"),
+    (lambda m, t: _logp(m, t, shift=True), "the first word is predicted at position 0, from '.': include its"),
+])
+def test_sentence_log_prob_names_base_10_raw_logits_and_the_missing_start(wrong, match):
+    with pytest.raises(AssertionError, match=match + r".*A second wrong try") as first:
+        nb12.check_sentence_log_prob(wrong)
+    assert "Expected" not in str(first.value)
+    with pytest.raises(AssertionError, match=match + r".*Expected a log-probability of -\d+\.\d{4}"):
         nb12.check_sentence_log_prob(wrong)
 
 

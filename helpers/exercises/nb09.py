@@ -255,7 +255,9 @@ def check_shapes(shapes):
                 + (" are" if len(where) > 1 else " is") + " wrong")
         by_dim = _DIM_HINTS.get(k, {})
         if all(i in by_dim for i in where):
-            hint = "; ".join(by_dim[i] for i in where)
+            hint = "; ".join(dict.fromkeys(by_dim[i] for i in where))  # each hint once
+        if sorted(got) == sorted(want_k):  # the right sizes, in another order
+            hint = "the right sizes in the wrong order: " + _ORDER_HINTS.get(k, hint)
     shown = (" Try again; a second wrong try shows the expected shape." if first
              else f" Expected {want_k}.")
     raise AssertionError(f"{len(bad)} of {len(SHAPE_STEPS)} shapes are wrong; the first: {k!r}, you "
@@ -263,6 +265,7 @@ def check_shapes(shapes):
 
 
 # Hints for one wrong dimension of a shape (by its index), where the step's own hint would not name it.
+_READS = "one position per token the decoder reads: the target without its last token"
 _DIM_HINTS = {
     "queries per head (cross-attention)": {
         0: "one query tensor per sentence of the batch",
@@ -274,11 +277,40 @@ _DIM_HINTS = {
         2: "one row per query: cross-attention's queries come from the decoder",
         3: "one column per key: cross-attention's keys come from the encoder's memory",
     },
+    "decoder self-attention weights": {
+        0: "one weight matrix per sentence of the batch",
+        1: "how many heads does the model have?",
+        2: "one row per query, one query per token the decoder reads: the target without its last token",
+        3: "one column per key, and self-attention's keys are the decoder's own positions, like its queries",
+    },
+    "feed-forward hidden (decoder)": {
+        0: "one vector per position of each sentence of the batch",
+        1: _READS,
+        2: "the first linear map of the feed-forward network widens each position's vector: to how many "
+           "features?",
+    },
+    "logits": {
+        0: "one row of scores per position of each sentence of the batch",
+        1: _READS,
+        2: "which vocabulary does the output projection score?",
+    },
+}
+
+# Where the right sizes come in the wrong order: what fixes the order, without the layout itself.
+_ORDER_HINTS = {
+    "queries per head (cross-attention)": "after .view(B, L, h, d_k) splits the heads off, .transpose(1, 2) "
+                                          "puts the heads before the positions, so that each head holds one "
+                                          "matrix of positions x features",
 }
 
 
 # Exercise 4: which rows of the target embedding does one training step change?
 EMBEDDING_DEC_IN = (1, 3, 4, 5, 6)  # <bos> le chat noir dort: the decoder input of one sentence
+
+
+def _labels() -> list[int]:
+    """The labels of the one sentence: the decoder input shifted by one, ending with <eos> (2)."""
+    return [*EMBEDDING_DEC_IN[1:], 2]
 
 
 def embedding_rows_with_gradient() -> dict[str, list[int]]:
@@ -292,6 +324,7 @@ def embedding_rows_with_gradient() -> dict[str, list[int]]:
     src = torch.tensor([[3, 4, 5, 6, 2]])  # (1, Ls)
     tgt = torch.tensor([[*EMBEDDING_DEC_IN, 2]])  # (1, L): <bos> le chat noir dort <eos>
     dec_in, labels = tgt[:, :-1], tgt[:, 1:]
+    assert labels[0].tolist() == _labels()
     rows = {}
     for name, tie in (("untied", False), ("tied", True)):
         with torch.random.fork_rng(devices=[]):  # leaves the learner's random state alone
@@ -326,7 +359,10 @@ def check_embedding_rows(untied, tied):
                 "which ids does the decoder read? (the labels are not looked up in tgt_embed)")
         problems.append(("untied", given["untied"], f"the rows with a gradient are {measured['untied']}", hint))
     if given["tied"] != measured["tied"]:
-        if given["tied"] == measured["untied"]:
+        if given["tied"] == sorted(set(EMBEDDING_DEC_IN) | set(_labels())):
+            hint = ("both uses counted, but the output projection scores every word at every position, and "
+                    "the softmax's gradient pushes every score, not only the label's")
+        elif given["tied"] == measured["untied"]:
             hint = ("with tying, the same matrix also scores the words at the output: whose scores does "
                     "the softmax's gradient push, only the labels' or every word's?")
         elif given["tied"] == [i for i in measured["tied"] if i != 0]:

@@ -72,10 +72,15 @@ def check_min_p_filter(fn):
         keep = probs >= p_min * probs.max(dim=-1, keepdim=True).values
         kept = ~torch.isneginf(got)
         returned_probs = torch.allclose(got[keep], probs[keep]) and not torch.allclose(probs[keep], logits[keep])
-        if torch.equal(kept, keep) and not returned_probs:
+        log_probs = torch.log_softmax(logits, dim=-1)  # (B, |V|): the logits less a constant per row
+        returned_log_probs = torch.equal(kept, keep) and torch.allclose(got[keep], log_probs[keep], atol=1e-5)
+        if torch.equal(kept, keep) and not returned_probs and not returned_log_probs:
             torch.testing.assert_close(got[keep], logits[keep], msg="kept logits must stay unchanged")
             continue
-        if returned_probs:
+        if returned_log_probs:
+            hint = ("you returned log-probabilities; return the logits unchanged (the two differ by a "
+                    "constant per row)")
+        elif returned_probs:
             hint = ("you returned probabilities; return logits: the kept tokens keep their logits, the "
                     "dropped ones get -inf (the sampler applies the softmax afterwards)")
         elif not torch.isneginf(got).any() and torch.equal(got[keep], logits[keep]) and (got[~keep] == 0).all():
@@ -173,6 +178,9 @@ def check_sentence_log_prob(fn):
         elif math.isclose(got, want / math.log(2), abs_tol=1e-4):
             hint = (f"{text!r}: you returned {got:.4f}, a log in base 2 (bits); a log-probability here is in "
                     "nats, the natural log (torch.log_softmax, math.log)")
+        elif math.isclose(got, want / math.log(10), abs_tol=1e-4):
+            hint = (f"{text!r}: you returned {got:.4f}, a log in base 10; a log-probability here is in "
+                    "nats, the natural log (torch.log_softmax, math.log)")
         elif math.isclose(got, math.exp(want), rel_tol=1e-3, abs_tol=1e-12):
             hint = (f"{text!r}: you returned the sentence's probability; the exercise asks for its log "
                     "(a sum of log-probabilities, not a product of probabilities)")
@@ -184,13 +192,20 @@ def check_sentence_log_prob(fn):
                     "position t predict the token at t + 1 (logits[:-1] against ids[1:])")
         else:
             with torch.no_grad():
-                no_start = torch.log_softmax(model(ids[:, 1:])[0, :-1].double(), dim=-1)  # without the '.'
-                shifted = torch.log_softmax(model(ids)[0, 1:].double(), dim=-1)
-            if math.isclose(got, no_start.gather(-1, ids[0, 2:, None]).sum().item(), abs_tol=1e-4):
+                logits = model(ids)[0].double()  # (L + 1, |V|)
+                no_start = torch.log_softmax(model(ids[:, 1:])[0].double(), dim=-1)  # (L, |V|): without the '.'
+            if math.isclose(got, no_start[:-1].gather(-1, ids[0, 2:, None]).sum().item(), abs_tol=1e-4):
                 hint = (f"{text!r}: feed the start token '.' first: the first word is predicted from it, and "
                         "its log-probability counts too")
-            elif math.isclose(got, shifted[:-1].gather(-1, ids[0, 2:, None]).sum().item(), abs_tol=1e-4):
-                hint = f"{text!r}: the logits at position t predict the token at t + 1: shift by one"
+            elif math.isclose(got, no_start.gather(-1, ids[0, 1:, None]).sum().item(), abs_tol=1e-4):
+                hint = (f"{text!r}: you score each token at its own position, without the start token: feed "
+                        "'.' first, then score logits[:-1] against ids[1:]")
+            elif math.isclose(got, logp_all[1:-1].gather(-1, ids[0, 2:, None]).sum().item(), abs_tol=1e-4):
+                hint = (f"{text!r}: the first word is predicted at position 0, from '.': include its "
+                        "log-probability")
+            elif math.isclose(got, logits[:-1].gather(-1, ids[0, 1:, None]).sum().item(), abs_tol=1e-4):
+                hint = (f"{text!r}: you summed raw logits; apply log_softmax to the logits first, so that "
+                        "each score is a log-probability")
         if _first_wrong_try("log_prob"):
             raise AssertionError(f"{hint} (A second wrong try shows the expected value.)")
         raise AssertionError(f"{hint} Expected a log-probability of {want:.4f}, got {got:.4f}.")
