@@ -166,6 +166,25 @@ def test_ablation_guess_accepts_the_measured_head_only(capsys):
             nb14.check_ablation_guess(bad, model)
 
 
+@pytest.mark.parametrize("cost_00, accepted", [(1.0, True), (0.3, False)])
+def test_ablation_guess_when_both_heads_cost_a_lot(monkeypatch, capsys, cost_00, accepted):
+    """Where both layer-0 heads cost more than 0.5 nats (two circuits at once, as an outside reader
+    found after 3200 steps at seed 13), the second-costliest head is accepted with a message saying
+    both matter; where it costs less, the answer is refused as before."""
+    cost = {(): 0.0, ((0, 0),): cost_00, ((0, 1),): 1.2}
+
+    def fake_loss(model, ids, ablate=()):
+        return torch.full((ids.shape[1] - 1,), 1.0 + cost[tuple(map(tuple, ablate))])
+
+    monkeypatch.setattr(nb14, "per_position_loss", fake_loss)
+    if accepted:
+        assert nb14.check_ablation_guess((0, 0), _model())
+        assert "Both layer-0 heads matter" in capsys.readouterr().out
+    else:
+        with pytest.raises(AssertionError, match=re.escape("head (0, 1) raises it more")):
+            nb14.check_ablation_guess((0, 0), _model())
+
+
 def _copy_head(model, layer, head, sign):
     """Set U = E and W_{v,h} W_{o,h} = sign * P (P: projection on d_k axes): the head's full OV
     circuit E W_{v,h} W_{o,h} U^T is then sign * E P E^T, a copier for sign 1 (its eigenvalues

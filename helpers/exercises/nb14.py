@@ -113,6 +113,12 @@ def check_ablation_guess(guess, model, n: int = 12):
     loss = {hd: per_position_loss(model, ids, ablate=[hd])[n:].mean().item() for hd in heads}
     best = max(loss, key=loss.get)
     measured = ", ".join(f"zero {hd}: {v:.2f}" for hd, v in loss.items())
+    if guess != best and loss[guess] - base > 0.5:  # both heads cost a lot: two circuits at once
+        print(f"Measured: intact {base:.2f} nats, {measured}. Both layer-0 heads matter in this model: "
+              f"zeroing {guess} raises the loss by {loss[guess] - base:.2f} nats, zeroing {best} by "
+              f"{loss[best] - base:.2f}, a little more. Each feeds its own circuit (one the keys, one the "
+              "queries, as in the note at the end of section 7), so the two scores cannot rank them.")
+        return
     assert guess == best, (
         f"zeroing head {guess} takes the repeated-half loss only from {base:.2f} to "
         f"{loss[guess]:.2f} nats; head {best} raises it more ({measured}). Which head writes what "
