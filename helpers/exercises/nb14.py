@@ -116,8 +116,8 @@ def check_ablation_guess(guess, model, n: int = 12):
     if guess != best and loss[guess] - base > 0.5:  # both heads cost a lot: two circuits at once
         print(f"Measured: intact {base:.2f} nats, {measured}. Both layer-0 heads matter in this model: "
               f"zeroing {guess} raises the loss by {loss[guess] - base:.2f} nats, zeroing {best} by "
-              f"{loss[best] - base:.2f}, a little more. Each feeds its own circuit (one the keys, one the "
-              "queries, as in the note at the end of section 7), so the two scores cannot rank them.")
+              f"{loss[best] - base:.2f}, a little more. Where both heads feed layer 1 (the keys and the "
+              "queries, say, as in the note at the end of section 7), the two scores cannot rank them.")
         return
     assert guess == best, (
         f"zeroing head {guess} takes the repeated-half loss only from {base:.2f} to "
