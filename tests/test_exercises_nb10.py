@@ -75,7 +75,7 @@ def test_one_head():
         return lambda v: Transformer(vocab or v, vocab or v, d_model, heads, layers, d_ff,
                                      dropout=0.0, max_len=40, norm_first=norm_first)
 
-    assert nb10.check_one_head(build(1), ref, (2.0237, 2.0220))  # seed 0's step-100 losses
+    assert nb10.check_one_head(build(1), ref, runs(2.0237, 2.0220))  # seed 0's step-100 losses
     with pytest.raises(AssertionError, match="expected 1 head in every attention layer, found num_heads \\[4\\] in 6 layers"):
         nb10.check_one_head(build(4), ref)
     with pytest.raises(AssertionError, match="keep d_model = 16"):
@@ -88,10 +88,24 @@ def test_one_head():
         nb10.check_one_head(build(1, vocab=31), ref)
 
 
+def run(loss_100, steps=100, log_every=25, **config):
+    """A history as train_seq2seq returns it for exercise 2's run (losses at the logged steps)."""
+    cfg = {"steps": steps, "batch_size": 64, "peak_lr": 2e-3, "warmup_steps": 30, "smoothing": 0.1,
+           "clip_norm": 1.0, "seed": 0, "length_buckets": 1, "norm_first": True, **config}
+    logged = list(range(log_every, steps + 1, log_every))
+    return {"step": logged, "loss": [4.3] * (len(logged) - 1) + [loss_100], "config": cfg}
+
+
+def runs(one, four, **config):
+    return run(one, **config), run(four, **config)
+
+
 def test_one_head_losses(capsys):
-    """The structure alone is not the answer: without losses the checker asks for them; losses near
-    the source-free floor (2.38) are refused, the first time with a hint, from the second wrong try
-    with the losses to expect."""
+    """The structure alone is not the answer: without histories the checker asks for them; it reads
+    the step-100 losses from the two histories (hand-typed losses are refused), checks that both
+    runs are exercise 2's (100 steps, warm-up 30, the recipe's batches, logged every 25 steps) and
+    differ in nothing else; losses near the source-free floor (2.38) are refused, the first time
+    with a hint, from the second wrong try with where the floor comes from (not the answer)."""
     ref = reference()
 
     def right(v):
@@ -100,17 +114,31 @@ def test_one_head_losses(capsys):
     assert not nb10.check_one_head(right, ref)
     assert not nb10.check_one_head(right, ref, ...)
     assert capsys.readouterr().out.count("Now train it and the 4-head model for 100 steps") == 2
-    with pytest.raises(AssertionError, match="two positive numbers"):
-        nb10.check_one_head(right, ref, 2.02)
+    # The reader's wrong answers: typed losses, and the losses of full 1,200-step runs.
+    for typed in ((3.3, 3.25), (2.0, 2.05), 2.02):
+        with pytest.raises(AssertionError, match="pass the histories, not the losses|two dicts"):
+            nb10.check_one_head(right, ref, typed)
+    with pytest.raises(AssertionError, match="has steps=1200; the question is about runs with steps=100"):
+        nb10.check_one_head(right, ref, (run(0.95, steps=1200, log_every=100), run(0.88, steps=1200, log_every=100)))
+    with pytest.raises(AssertionError, match="has warmup_steps=100"):
+        nb10.check_one_head(right, ref, runs(2.02, 2.03, warmup_steps=100))
+    with pytest.raises(AssertionError, match="has peak_lr=0.01"):
+        nb10.check_one_head(right, ref, runs(2.02, 2.03, peak_lr=1e-2))
+    with pytest.raises(AssertionError, match="logged its loss every 50 steps.*log_every=25"):
+        nb10.check_one_head(right, ref, runs(2.10, 2.11, log_every=50))
+    with pytest.raises(AssertionError, match="differ in seed"):
+        nb10.check_one_head(right, ref, (run(2.02), run(1.98, seed=1)))
     with pytest.raises(AssertionError, match="train the same model twice"):
-        nb10.check_one_head(right, ref, (2.02, 2.02))
+        nb10.check_one_head(right, ref, runs(2.02, 2.02))
     nb10.WRONG_TRIES["losses"] = 0
-    with pytest.raises(AssertionError, match=r"one head 4\.3415 and four heads 4\.3506: not below 2\.18") as err:
-        nb10.check_one_head(right, ref, (4.3415, 4.3506))  # the step-25 losses
-    assert "1.96-2.16" not in str(err.value) and "second wrong try" in str(err.value)
-    with pytest.raises(AssertionError, match=r"one head 2\.3000: not below 2\.18.*1\.96-2\.16 with one head"):
-        nb10.check_one_head(right, ref, (2.30, 2.02))  # near the floor: no sign of reading the source
+    with pytest.raises(AssertionError, match=r"one head 2\.3000 and four heads 2\.3100 at step 100: not below 2\.18") as err:
+        nb10.check_one_head(right, ref, runs(2.30, 2.31))
+    assert "Where 2.38 comes from" not in str(err.value) and "second wrong try" in str(err.value)
+    with pytest.raises(AssertionError, match=r"one head 2\.3000 at step 100: not below 2\.18.*Where 2\.38 comes from") as err:
+        nb10.check_one_head(right, ref, runs(2.30, 2.02))  # near the floor: no sign of reading the source
+    assert not any(x in str(err.value) for x in ("1.96", "2.16", "2.02", "still learns", "within 0.1"))
     nb10.WRONG_TRIES["losses"] = 0
+    assert nb10.check_one_head(right, ref, runs(2.0237, 2.0220))
 
 
 def test_without_positions_accuracies():

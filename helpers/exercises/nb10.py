@@ -103,11 +103,14 @@ def _check_accuracies(accuracies) -> None:
 
 
 @checker("Exercise 2 (one head)")
-def check_one_head(fn, reference: Transformer, losses=None):
+def check_one_head(fn, reference: Transformer, histories=None):
     """``fn(vocab_size)`` builds the same model as ``reference`` but with one attention head.
-    ``losses`` = (one head, four heads): the training loss of each at step 100 (warm-up 30). Both
-    must end clearly below what a model that ignores the source can reach (``SOURCE_FREE_FLOOR``),
-    or the falling loss says nothing about whether the model reads the source."""
+    ``histories`` = (one head, four heads): what ``train_seq2seq`` returned for each run of 100
+    steps (warm-up 30, the recipe's batch size and peak learning rate, logged every 25 steps or
+    more often), with nothing else different. The checker reads the loss at step 100 from them:
+    both must end clearly below what a model that ignores the source can reach
+    (``SOURCE_FREE_FLOOR``), or the falling loss says nothing about whether the model reads the
+    source."""
     vocab = reference.src_embed.num_embeddings
     got = call(fn, vocab)
     assert isinstance(got, Transformer), f"return a Transformer, got {type(got).__name__}"
@@ -128,36 +131,66 @@ def check_one_head(fn, reference: Transformer, losses=None):
     assert n_got == n_ref, (
         f"{n_got} parameters, but the reference has {n_ref}: with the same d_model the number of "
         "heads should not change the parameter count. Check the vocabulary size and d_ff")
-    if losses is None or losses is Ellipsis:
+    if histories is None or histories is Ellipsis:
         raise NotAttempted("one_head_model is right. Now train it and the 4-head model for 100 steps "
-                           "each and pass their last losses: losses = (one head, four heads).")
-    _check_losses(losses)
+                           "each and pass what train_seq2seq returned: histories = (one head, four heads).")
+    _check_losses(*_step_100_losses(histories))
 
 
-def _check_losses(losses) -> None:
-    pair = isinstance(losses, (tuple, list)) and len(losses) == 2
-    assert pair and all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in losses), (
-        f"expected losses = (one head, four heads), two positive numbers, got {losses!r:.80}: "
-        "take the last entry of each history's 'loss' list, e.g. history['loss'][-1]")
-    one, four = losses
+# Exercise 2's runs: what the question fixes (besides the heads), as in exercise 1.
+ONE_HEAD_RUN = {"steps": 100, "warmup_steps": 30, "batch_size": 64, "peak_lr": 2e-3}
+LOG_EVERY = 25  # the loss logged at step 100 is the mean of the last log_every steps
+
+
+def _step_100_losses(histories) -> tuple[float, float]:
+    got = (f"{type(histories).__name__} of length {len(histories)}"
+           if isinstance(histories, (tuple, list)) else type(histories).__name__)
+    assert isinstance(histories, (tuple, list)) and len(histories) == 2, (
+        f"expected histories = (one head, four heads), the two dicts that train_seq2seq returned, got a {got}")
+    for hist, name in ((histories[0], "first (one head)"), (histories[1], "second (four heads)")):
+        assert isinstance(hist, dict) and {"config", "loss", "step"} <= set(hist), (
+            f"the {name} entry should be the dict that train_seq2seq returns (with 'config', 'step' "
+            f"and 'loss' entries), got {type(hist).__name__} {hist!r:.40}: pass the histories, not "
+            "the losses; the checker reads the loss at step 100 from them")
+        cfg = hist["config"]
+        for entry, want in ONE_HEAD_RUN.items():
+            assert cfg.get(entry) == want, (
+                f"the {name} run has {entry}={cfg.get(entry)}; the question is about runs with "
+                + ", ".join(f"{k}={v}" for k, v in ONE_HEAD_RUN.items()))
+        steps = hist["step"]
+        interval = steps[-1] - (steps[-2] if len(steps) > 1 else 0) if steps else None
+        assert steps and steps[-1] == 100 and interval <= LOG_EVERY, (
+            f"the {name} run logged its loss every {interval} steps: the loss logged at step 100 is "
+            f"the mean of that many steps. Pass log_every={LOG_EVERY}, so that it is the mean of steps 76-100")
+    a, b = histories[0]["config"], histories[1]["config"]
+    differ = sorted(k for k in set(a) | set(b) if a.get(k, "not set") != b.get(k, "not set"))
+    assert not differ, (
+        f"the two runs differ in {', '.join(differ)} ({[a.get(k) for k in differ]} and "
+        f"{[b.get(k) for k in differ]}): change only the number of heads, or you measure two effects at once")
+    one, four = histories[0]["loss"][-1], histories[1]["loss"][-1]
     assert one != four, (
-        f"both losses are {one:.4f}: did you train the same model twice? Train one_head_model(...) "
-        "and make_translator(...), and take each one's last loss")
+        f"both runs ended at {one:.4f}: did you train the same model twice? Train one_head_model(...) "
+        "and make_translator(...), the same way")
+    return one, four
+
+
+def _check_losses(one: float, four: float) -> None:
     limit = SOURCE_FREE_FLOOR - BELOW_FLOOR
     high = [f"{name} {x:.4f}" for name, x in (("one head", one), ("four heads", four)) if x >= limit]
     if high:
         WRONG_TRIES["losses"] += 1
-        expected = ("" if WRONG_TRIES["losses"] == 1 else
-                    f" Our runs (ten seeds, 100 steps, warm-up 30) ended at 1.96-2.16 with one head and "
-                    f"1.98-2.12 with four, 0.22 to 0.42 below the floor {SOURCE_FREE_FLOOR}: one head "
-                    f"still learns, and within 0.1 of four.")
+        floor = ("" if WRONG_TRIES["losses"] == 1 else
+                 f" Where {SOURCE_FREE_FLOOR} comes from: at each place of the output, the best a model "
+                 "that never looks at the source can do is to predict how often each token occurs there "
+                 "in the training targets (label-smoothed); its loss is the entropy of that distribution, "
+                 f"averaged over the places. A model that reads the source must end clearly below it: "
+                 f"{BELOW_FLOOR} or more after 100 steps, in each of our ten runs.")
         raise AssertionError(
-            f"{' and '.join(high)}: not below {limit:.2f}. A model that ignores the source can already "
-            f"reach a loss of about {SOURCE_FREE_FLOOR} (by writing the tokens that are common at each "
-            "place of the output), so a loss near or above that says nothing about learning. Pass the "
-            "loss at step 100 (the last one), not an earlier one, after 100 steps with warmup_steps=30 "
-            "and the recipe's batch_size=64 and peak_lr=2e-3." + expected
-            + ("" if expected else " (A second wrong try shows the losses to expect.)"))
+            f"{' and '.join(high)} at step 100: not below {limit:.2f}. A model that ignores the source "
+            f"can already reach a loss of about {SOURCE_FREE_FLOOR} (by writing the tokens that are "
+            "common at each place of the output), so a loss near or above that says nothing about "
+            "learning. Check how each model was built (only num_heads differs from the recipe)." + floor
+            + ("" if floor else " (A second wrong try explains the floor.)"))
 
 
 @checker("Exercise 3 (post-LN with and without warm-up)")

@@ -585,7 +585,7 @@ def test_the_sequence_probability_as_a_guard_changes_with_the_run():
     """Section 3 (calibration), on the wrong '<dmy>2033-12-03 sat' answers. Against the right answers on
     the 1,000 test dates, the notebook's run (seed 0): a threshold refusing 1 % of the right answers
     lets at least one in ten wrong answers through, and one that catches every wrong answer refuses
-    at least a fifth of the right ones; across seeds 0-9 the 1 % threshold lets through a tenth or
+    at least two fifths of the right ones (0.437); across seeds 0-9 the 1 % threshold lets through a tenth or
     less in some runs and more than half in others. Measured under the pin, seeds 0-9, through:
     8/40, 22/54, 44/75, 32/78, 38/59, 2/35, 2/35, 41/66, 35/78, 3/9; refused: 0.437, 0.969, 0.995,
     0.882, 0.973, 0.032, 0.948, 0.998, 0.826, 0.523.
@@ -610,7 +610,7 @@ def test_the_sequence_probability_as_a_guard_changes_with_the_run():
     0.528-0.529, largest 0.556-0.570)."""
     guard = {seed: _probability_guard(seed) for seed in ALL_SEEDS}
     g0 = guard[0]
-    assert g0["through"] >= 0.1 * g0["n"] and g0["refused"] >= 0.2, g0
+    assert g0["through"] >= 0.1 * g0["n"] and g0["refused"] >= 0.4, g0
     shares = [g["through"] / g["n"] for g in guard.values()]
     assert min(shares) <= 0.1 and max(shares) > 0.5, guard
     target = (0.9 + 0.1 / 249) ** 6
@@ -672,6 +672,53 @@ def _year_mean(seed):
     if seed not in _YEAR_MEANS:
         test_the_year_anchor_and_its_control(seed)
     return _YEAR_MEANS[seed]
+
+
+def _hide_in_encoder_layer1(model, positions):
+    """The notebook's hook: in encoder layer 1 no piece but ``positions[b]`` itself reads it."""
+    def hook(layer, args):
+        x, mask = args
+        m = mask.expand(x.shape[0], 1, x.shape[1], x.shape[1]).clone()  # (B, 1, Ls, Ls)
+        for b, p in enumerate(positions):
+            m[b, 0, :, p] = False
+            m[b, 0, p, p] = True
+        return x, m
+    return model.encoder.layers[1].register_forward_pre_hook(hook)
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_hiding_the_year_in_encoder_layer_1(seed):
+    """Section 5, the intervention after the year's share: on the first 1,000 test dates whose year,
+    month and day are each one piece, no piece but the year reads the year in encoder layer 1
+    (greedy). It breaks >= 2 % of the year-first dates in numbers, at least five times the share of
+    the other dates it breaks, and <= 2.5 % of the others; at least three in four of the broken ones
+    write the month's number as the day; hiding the day instead breaks <= 1 % of all. Written from
+    seeds 0-4 (pinned; wrong of 215 year-first / of 727 others / day hidden, of 942; month as day):
+    5/0/0 (4 of 5), 116/10/0 (116), 35/1/0 (34), 89/5/1 (88), 51/15/4 (50). Held-out 5-9, unchanged:
+    38/4/0 (36), 24/0/0 (24), 25/1/0 (25), 61/5/0 (61), 25/2/2 (25). Hiding the month instead is not
+    a clean control (up to 9 of 942 at seed 9), so the notebook uses the day."""
+    model, tok = _translator(seed)
+    groups = {}
+    for s, t in translator_data()[2][:1000]:
+        src = tok.pieces(s)
+        if pos := part_positions(src, t):
+            first = not src[pos["month"]].isalpha() and pos["year"] < pos["day"]
+            groups.setdefault("first" if first else "rest", []).append((s, t, pos))
+    wrong = {}
+    for part in ("year", "day"):
+        for group, cases in groups.items():
+            hook = _hide_in_encoder_layer1(model, [pos[part] for *_, pos in cases])
+            outs = translate_hiding(model, [s for s, *_ in cases], tok, [[] for _ in cases])
+            hook.remove()
+            wrong[part, group] = [o for o, (_, t, _) in zip(outs, cases, strict=True) if o != t]
+    first = len(wrong["year", "first"]) / len(groups["first"])
+    rest = len(wrong["year", "rest"]) / len(groups["rest"])
+    counts = {k: len(v) for k, v in wrong.items()}
+    assert first >= 0.02 and first >= 5 * rest and rest <= 0.025, (seed, counts)
+    assert sum(o[8:] == o[5:7] for o in wrong["year", "first"]) >= 0.75 * len(wrong["year", "first"]), seed
+    assert len(wrong["day", "first"]) + len(wrong["day", "rest"]) <= 0.01 * sum(map(len, groups.values())), counts
+    if seed == 0:  # the notebook's run: "5 year-first dates in numbers and no other date"
+        assert counts["year", "first"] == 5 and counts["year", "rest"] == 0, counts
 
 
 def test_the_year_is_well_over_its_share_in_nine_runs_of_ten():
