@@ -36,21 +36,23 @@ SLOW_FIRST = (
     CONCLUSIONS + "test_nb12_gpt.py",  # the longest file (date models at six seeds): from the start
     CONCLUSIONS + "test_nb12_smoothing.py",  # its control, more models, in another worker
     CONCLUSIONS,
-    "notebooks/15_",
-    "tests/test_llm.py",
-    "solutions/10_",
-    "notebooks/10_",
-    IN_JUPYTERLAB + "notebooks/13_",
-    IN_JUPYTERLAB + "notebooks/10_",
-    IN_JUPYTERLAB + "notebooks/12_",
-    "notebooks/13_",
-    "notebooks/14_",
-    IN_JUPYTERLAB + "notebooks/11_",
-    IN_JUPYTERLAB + "notebooks/14_",
-    IN_JUPYTERLAB + "notebooks/07_",
-    "notebooks/12_",
-    "notebooks/11_",
+    # The rest by their measured time (2026-12-06, 3 workers, the trained runs shipped):
+    "notebooks/15_",  # 74 s: a real language model, no training
+    IN_JUPYTERLAB + "notebooks/13_",  # 61 s
+    IN_JUPYTERLAB + "notebooks/12_",  # 55 s
+    IN_JUPYTERLAB + "notebooks/10_",  # 55 s
+    "tests/test_llm.py",  # 43 s
+    IN_JUPYTERLAB + "notebooks/11_",  # 34 s
+    "notebooks/13_",  # 33 s
+    "notebooks/10_",  # 30 s
+    "notebooks/11_",  # 29 s
+    IN_JUPYTERLAB + "notebooks/07_",  # 27 s
+    IN_JUPYTERLAB + "notebooks/14_",  # 27 s
+    IN_JUPYTERLAB + "notebooks/05_",  # 26 s
+    "notebooks/12_",  # 24 s
+    "tests/test_exercises_nb07_09.py",
     "tests/test_bpe.py",
+    "notebooks/14_",
     BROWSER,  # the other notebooks in JupyterLab, and the checks of the browser checker itself
 )
 

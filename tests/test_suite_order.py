@@ -46,14 +46,14 @@ def test_slow_units_come_first_longest_first_and_the_rest_keeps_its_order():
     items = [Item(n) for n in names]
     _root_conftest().pytest_collection_modifyitems(None, items)
     assert [i.nodeid for i in items] == [
-        "solutions/10_training_a_translator_solutions.ipynb::Cell 0",
+        f"{IN_LAB}[notebooks/13_modern_attention.ipynb]",
         "notebooks/10_training_a_translator.ipynb::Cell 0",
         "notebooks/10_training_a_translator.ipynb::Cell 1",
-        f"{IN_LAB}[notebooks/13_modern_attention.ipynb]",
         "notebooks/12_decoder_only_gpt.ipynb::Cell 0",
         f"{IN_LAB}[notebooks/04_masks.ipynb]",
         "tests/test_attention.py::test_a", "notebooks/00_start_here.ipynb::Cell 0",
         "tests/test_layers.py::test_b",
+        "solutions/10_training_a_translator_solutions.ipynb::Cell 0",
         "solutions/04_masks_solutions.ipynb::Cell 0"]
 
 
