@@ -690,20 +690,27 @@ def _hide_in_encoder_layer1(model, positions):
 def test_hiding_the_year_in_encoder_layer_1(seed):
     """Section 5, the intervention after the year's share: on the first 1,000 test dates whose year,
     month and day are each one piece, no piece but the year reads the year in encoder layer 1
-    (greedy). It breaks >= 2 % of the year-first dates in numbers, at least five times the share of
-    the other dates it breaks, and <= 2.5 % of the others; at least three in four of the broken ones
-    write the month's number as the day; hiding the day instead breaks <= 1 % of all. Written from
-    seeds 0-4 (pinned; wrong of 215 year-first / of 727 others / day hidden, of 942; month as day):
-    5/0/0 (4 of 5), 116/10/0 (116), 35/1/0 (34), 89/5/1 (88), 51/15/4 (50). Held-out 5-9, unchanged:
-    38/4/0 (36), 24/0/0 (24), 25/1/0 (25), 61/5/0 (61), 25/2/2 (25). Hiding the month instead is not
-    a clean control (up to 9 of 942 at seed 9), so the notebook uses the day."""
+    (greedy), in three groups: year first in numbers (215), year first with a month word (132), year
+    last (595). It breaks >= 2 % of the year-first dates in numbers, a smaller share of the year-first
+    dates with a month word, at least five times the share of the year-last dates, and <= 2.5 % of the
+    year-last dates; at least three in four of the broken year-first dates in numbers write the
+    month's number as the day; hiding the day instead breaks <= 1 % of all. Wrong of 215 / 132 / 595
+    (month as day among them), pinned, written from seeds 0-4: 5 (4) / 0 / 0, 116 (115) / 9 (7) / 1,
+    35 (34) / 1 (1) / 0, 89 (88) / 4 (4) / 1, 51 (50) / 8 (7) / 7; held-out 5-9: 38 (36) / 4 (0) / 0,
+    24 (24) / 0 / 0, 25 (25) / 1 (1) / 0, 61 (61) / 4 (3) / 1, 25 (24) / 0 / 2. The first prose put the
+    year-first dates with a month word with the year-last ones ("the rest", <= 2.5 %: 15 of 727 at
+    seed 4); split here. From seeds 0-4, most broken year-first dates with a month word wrote the
+    month's number as the day (where any broke); held-out seed 5 did not (its 4 take the day from
+    the year's last two digits), so the prose says "in six of the seven runs where any broke" and
+    this test records seed 5 as the exception. Hiding the month instead is not a clean control (up
+    to 9 of 942 at seed 9), so the notebook uses the day."""
     model, tok = _translator(seed)
     groups = {}
     for s, t in translator_data()[2][:1000]:
         src = tok.pieces(s)
         if pos := part_positions(src, t):
-            first = not src[pos["month"]].isalpha() and pos["year"] < pos["day"]
-            groups.setdefault("first" if first else "rest", []).append((s, t, pos))
+            group = "last" if pos["year"] > pos["day"] else "word" if src[pos["month"]].isalpha() else "first"
+            groups.setdefault(group, []).append((s, t, pos))
     wrong = {}
     for part in ("year", "day"):
         for group, cases in groups.items():
@@ -711,14 +718,17 @@ def test_hiding_the_year_in_encoder_layer_1(seed):
             outs = translate_hiding(model, [s for s, *_ in cases], tok, [[] for _ in cases])
             hook.remove()
             wrong[part, group] = [o for o, (_, t, _) in zip(outs, cases, strict=True) if o != t]
-    first = len(wrong["year", "first"]) / len(groups["first"])
-    rest = len(wrong["year", "rest"]) / len(groups["rest"])
+    share = {g: len(wrong["year", g]) / len(groups[g]) for g in groups}
     counts = {k: len(v) for k, v in wrong.items()}
-    assert first >= 0.02 and first >= 5 * rest and rest <= 0.025, (seed, counts)
-    assert sum(o[8:] == o[5:7] for o in wrong["year", "first"]) >= 0.75 * len(wrong["year", "first"]), seed
-    assert len(wrong["day", "first"]) + len(wrong["day", "rest"]) <= 0.01 * sum(map(len, groups.values())), counts
+    mad = {g: sum(o[8:] == o[5:7] for o in wrong["year", g]) for g in groups}
+    assert share["first"] >= 0.02 and share["first"] >= 5 * share["last"] and share["last"] <= 0.025, (seed, counts)
+    assert share["word"] < share["first"], (seed, counts)
+    assert mad["first"] >= 0.75 * len(wrong["year", "first"]), seed
+    if wrong["year", "word"]:  # most with the month's number as the day, except at seed 5
+        assert (mad["word"] > len(wrong["year", "word"]) / 2) == (seed != 5), (seed, wrong["year", "word"])
+    assert sum(len(wrong["day", g]) for g in groups) <= 0.01 * sum(map(len, groups.values())), counts
     if seed == 0:  # the notebook's run: "5 year-first dates in numbers and no other date"
-        assert counts["year", "first"] == 5 and counts["year", "rest"] == 0, counts
+        assert counts["year", "first"] == 5 and counts["year", "word"] == counts["year", "last"] == 0, counts
 
 
 def test_the_year_is_well_over_its_share_in_nine_runs_of_ten():
