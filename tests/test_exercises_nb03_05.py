@@ -69,7 +69,7 @@ def test_nb03_mouse_query_weights(capsys):
     with pytest.raises(AssertionError) as first:
         nb03.check_mouse_query_weights(hand)
     assert "which row of W_q" in str(first.value) and "One W_q that works" not in str(first.value)
-    rejects(nb03.check_mouse_query_weights, hand, r"which row of W_q .* One W_q that works: the hand-set one with "
+    rejects(nb03.check_mouse_query_weights, hand, r"which row of W_q .*column 0\? One W_q that works: the hand-set one with "
             r"the animal row set to \(8, 0\)")
     animal = hand.clone()
     animal[1] = torch.tensor([8.0, 0.0])  # "mouse" is an animal: push its query along column 0
@@ -80,7 +80,13 @@ def test_nb03_mouse_query_weights(capsys):
             r"\(it looks most at 'the', 0\.2619\)\. Its query is \(-2\.40, 0\.00\)")
     weak = hand.clone()
     weak[1] = torch.tensor([3.0, 0.0])
-    rejects(nb03.check_mouse_query_weights, weak, r"got 0\.2503 .* Its query is \(0\.60, 0\.00\)")
+    # the right row, too small: the message says so instead of asking which row (first try and later ones)
+    nb03.WRONG_TRIES["mouse_query_weights"] = 0
+    with pytest.raises(AssertionError, match=r"got 0\.2503 .* Its query is \(0\.60, 0\.00\).*the animal row is the "
+                       r"right row; a larger entry in its column 0 moves 'mouse' further$") as first_weak:
+        nb03.check_mouse_query_weights(weak)
+    assert "which row of W_q" not in str(first_weak.value)
+    rejects(nb03.check_mouse_query_weights, weak, r"moves 'mouse' further\. One W_q that works")
     # flipping the size row helps "mouse" but turns "big" away from "cat"
     flipped = hand.clone()
     flipped[3] = torch.tensor([-3.0, 0.0])

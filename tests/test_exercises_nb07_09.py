@@ -302,6 +302,7 @@ def test_rotation_alignment_first_wrong_try_is_a_hint_then_the_answer(wrong, mat
     with pytest.raises(AssertionError, match=match) as error:
         nb08.check_rotation_alignment(wrong)
     assert "2, 3, 4, 5, 0, 1" not in str(error.value) and "a second wrong answer shows" in str(error.value)
+    assert "?." not in str(error.value)
     rejects(nb08.check_rotation_alignment, wrong,
             rf"you predicted \[{', '.join(map(str, wrong))}\]; the trained model's cross-attention peaks at "
             rf"\[2, 3, 4, 5, 0, 1\] .*{match}")

@@ -107,7 +107,13 @@ def check_mouse_query_weights(w_q) -> None:
             f"expected 'mouse' to give 'cat' at least 0.5, got {on_cat:.4f} (it looks most at "
             f"{looks_at('mouse')!r}, {w[i('mouse')].max().item():.4f}). Its query is {query('mouse')}: "
             "key column 0 is 'a big animal' (cat 1.5, big 1.0), column 1 'a small animal' (mouse 1.8). "
-            "'mouse' is an animal with size -0.8: which row of W_q can push its query along column 0?")
+            "'mouse' is an animal with size -0.8: ")
+        hand = torch.tensor(HAND_W_Q)
+        if w_q[1, 0] > hand[1, 0] and torch.equal(w_q[[0, 2, 3]], hand[[0, 2, 3]]):  # only the animal row changed,
+            # toward column 0, too little
+            problem += "the animal row is the right row; a larger entry in its column 0 moves 'mouse' further"
+        else:
+            problem += "which row of W_q can push its query along column 0?"
     for word, target in (("big", "cat"), ("chased", "mouse")):
         if problem is None and looks_at(word) != target:
             problem = (f"'mouse' now gives 'cat' {on_cat:.4f}, but {word!r} looks most at {looks_at(word)!r} "
@@ -116,7 +122,8 @@ def check_mouse_query_weights(w_q) -> None:
         return
     WRONG_TRIES["mouse_query_weights"] += 1
     if WRONG_TRIES["mouse_query_weights"] > 1:  # from the second wrong try on: one answer
-        problem += (". One W_q that works: the hand-set one with the animal row set to (8, 0), which moves the "
+        problem += (" " if problem.endswith("?") else ". ") + (
+                    "One W_q that works: the hand-set one with the animal row set to (8, 0), which moves the "
                     "query of 'mouse' by (8, 0) and that of 'chased' (0.1 of an animal) only by (0.8, 0)")
     raise AssertionError(problem)
 

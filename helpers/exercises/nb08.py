@@ -260,7 +260,8 @@ def check_rotation_alignment(reads):
     else:
         hint = "write the target under the source and follow each letter"
     if _wrong_try("rotation_alignment"):
-        raise AssertionError(f"you predicted {given}; hint: {hint}. Try again; a second wrong answer "
+        end = " " if hint.endswith("?") else ". "
+        raise AssertionError(f"you predicted {given}; hint: {hint}{end}Try again; a second wrong answer "
                              "shows where the trained model's cross-attention peaks.")
     raise AssertionError(f"you predicted {given}; the trained model's cross-attention peaks at "
                          f"{measured} (for {share:.0%} of the output letters of 200 strings it never trained on at "
