@@ -68,6 +68,7 @@ seeds 0-9, /tmp/readerE/native.json, which the tests cannot rebuild: conftest.py
 import copy
 import functools
 import math
+from unittest import mock
 
 import pytest
 import torch
@@ -86,8 +87,9 @@ NAMES = ["MHA", "GQA", "MQA", "sinusoidal", "RoPE", "RoPE + QK-norm", "sinusoida
 
 @functools.cache
 def nb():
-    return notebook_definitions("13_modern_attention", "data", "val", "val_loss", "window_costs", "far_share",
-                                "first_token_weight", "stream_x", "stream_y", "loss_by_position")
+    return notebook_definitions("13_modern_attention", "data", "val", "val_loss", "sentence_masks", "per_token_loss",
+                                "window_costs", "far_share", "first_token_weight", "stream_x", "stream_y",
+                                "loss_by_position", "rope_angles64")
 
 
 @functools.cache
@@ -120,6 +122,36 @@ def test_the_rolling_cache_gap_is_float32_rounding(seed):
             steps = torch.cat([m(row[:, t : t + 1], cache=cache) for t in range(512)], dim=1)
         gaps[dtype] = (steps - whole).abs().max().item()
     assert 1e-6 < gaps[torch.float32] < 1e-4 and gaps[torch.float64] < 1e-10, gaps
+
+
+@functools.cache
+def _angles_control(seed):
+    """(float32's largest difference, with only RoPE's angles in float64) along the rolling-cache row."""
+    row = nb()["stream_x"][:1]  # (1, 512)
+    m = copy.deepcopy(model("RoPE", seed)).set_window(8, sinks=4)
+    gaps = []
+    for angles in (apply_rope, nb()["rope_angles64"]):
+        with torch.no_grad(), mock.patch("helpers.modern.apply_rope", angles):
+            whole, cache = m(row), m.new_cache()
+            steps = torch.cat([m(row[:, t : t + 1], cache=cache) for t in range(512)], dim=1)
+        gaps.append((steps - whole).abs().max().item())
+    return tuple(gaps)
+
+
+@pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
+def test_only_the_angles_in_float64_shrink_the_gap(seed):
+    """Section 5's sharper control: with only RoPE's angles in float64 (rest float32) the largest
+    difference is smaller than float32's. Written from seeds 0-4 (ratios 9.0, 2.5, 7.6, 2.8, 8.7);
+    held-out seeds 5-9: 5.7, 4.5, 9.8, 1.5, 2.1."""
+    float32, angles64 = _angles_control(seed)
+    assert angles64 < float32, (float32, angles64)
+
+
+def test_only_the_angles_in_float64_halve_the_gap_at_nine_seeds_of_ten():
+    """The notebook's scope after the held-out check: "less than half" was written from seeds 0-4
+    (all five) and failed at held-out seed 8 (1.5 times smaller), so the prose says nine of ten."""
+    halved = [seed for seed in ALL_SEEDS if _angles_control(seed)[1] < _angles_control(seed)[0] / 2]
+    assert len(halved) >= 9 and 0 in halved, halved
 
 
 @pytest.mark.parametrize("seed", ALL_SEEDS, ids=seed_id)
