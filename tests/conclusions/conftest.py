@@ -6,7 +6,8 @@ control that would refute it. The prose of the notebook claims exactly the scope
 Every test in this folder carries the ``conclusions`` marker (the root conftest.py adds it). They
 train many small models, so they are left out of a plain `python3 tasks.py test`; run them with
 `python3 tasks.py test --conclusions` (everything) or `python3 tasks.py test -m conclusions`
-(only them). CI runs them. One file per notebook: test_nbNN_topic.py.
+(only them). CI runs them. One file per notebook: test_nbNN_topic.py; and
+test_retrained_shipped_runs.py, which retrains the runs shipped with the repository.
 
 Seeds: thresholds are written from seeds 0-4 and checked, unchanged, on the held-out seeds 5-9;
 ``seed_sets.py`` holds the two sets (``WRITTEN_SEEDS``, ``HELD_OUT_SEEDS``, ``ALL_SEEDS``) and
