@@ -261,10 +261,10 @@ def load_or_train(name: str, model: nn.Module, train: Callable[[], dict], key: d
         raise TypeError(f"load_or_train: train must be a function that trains the model, got "
                         f"{_checks.got(train)}")
     device = next(model.parameters()).device
-    ship = shipped_name(name, key, model, threads if threads is not None else torch.get_num_threads())
+    n_threads = threads if threads is not None else torch.get_num_threads()
+    ship = shipped_name(name, key, model, n_threads)
     parts = {"key": key, "init": module_digest(model),
-             "torch": torch.__version__, "device": str(device),
-             "threads": threads if threads is not None else torch.get_num_threads(),
+             "torch": torch.__version__, "device": str(device), "threads": n_threads,
              "numerics": numerics() if device.type == "cpu" else None}
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
     folder = cache_folder()
